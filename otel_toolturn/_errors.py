@@ -1,0 +1,37 @@
+"""The exceptions otel-toolturn raises, one tree.
+
+::
+
+    ToolTurnError                 base of everything raised on purpose
+    ├── ToolTurnInputError        the caller handed over something the law cannot read
+    ├── UnknownLaneError          a lane name outside ``LANES``
+    └── HandoffError              a handoff operation's precondition does not hold
+
+Messages say what arrived and what was expected.
+"""
+
+from __future__ import annotations
+
+
+class ToolTurnError(Exception):
+    """Base class of every error otel-toolturn raises on purpose."""
+
+
+class ToolTurnInputError(ToolTurnError, ValueError):
+    """An input the law cannot read: names where it is and what was expected.
+
+    ``position`` is the index of the offending item in the list handed over (or ``None`` for
+    the container itself).
+    """
+
+    def __init__(self, message: str, *, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+class UnknownLaneError(ToolTurnError, ValueError):
+    """A lane name outside the closed set."""
+
+
+class HandoffError(ToolTurnError):
+    """A handoff operation was asked for something its thread does not hold."""

@@ -1,0 +1,217 @@
+"""The telemetry contract: every span attribute, event, metric instrument and environment variable
+otel-toolturn emits or reads, defined once. ``docs/telemetry.md`` documents each; the dashboards'
+tests check their queries against this module, never a copy of the names.
+
+This module imports nothing from OpenTelemetry, so tools (the CLI, the dashboard checks) can read
+the contract without the SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+INSTRUMENTATION_NAME: Final = "otel_toolturn"
+
+# --- attribute keys (span attributes, event attributes, metric labels) -------------------------
+LANE: Final = "toolturn.lane"
+MODE: Final = "toolturn.mode"
+PROVIDER: Final = "gen_ai.provider.name"
+REPAIR_FORM: Final = "toolturn.repair.form"
+REPAIR_TOOL_CALL_IDS: Final = "toolturn.repair.tool_call_ids"
+REPAIR_LOSSY: Final = "toolturn.repair.lossy"
+REPAIR_BEFORE_RUN: Final = "toolturn.repair.before_run"
+REPAIRS_COUNT: Final = "toolturn.repairs.count"
+REPAIRS_FORMS: Final = "toolturn.repairs.forms"
+REPAIRS_LOSSY: Final = "toolturn.repairs.lossy"
+STREAM_DROP_CAUSE: Final = "toolturn.stream.drop.cause"
+STREAM_DROP_COUNT: Final = "toolturn.stream.drop.count"
+STREAM_DROP_IDS: Final = "toolturn.stream.drop.tool_call_ids"
+STREAM_END_STATEMENT: Final = "toolturn.stream.end.statement"
+STREAM_END_WORD: Final = "toolturn.stream.end.word"
+STREAM_END_COUNT: Final = "toolturn.stream.end.count"
+STREAM_TORN: Final = "toolturn.stream.torn"
+TOOLS_WITHHELD_REASON: Final = "toolturn.tools_withheld.reason"
+RESPONSE_MODEL_REQUESTED: Final = "toolturn.response_model.requested"
+RESPONSE_MODEL_REPORTED: Final = "toolturn.response_model.reported"
+REPETITION_RULE: Final = "toolturn.repetition.rule"
+REPETITION_DEPTH: Final = "toolturn.repetition.depth"
+REPETITION_CUT: Final = "toolturn.repetition.cut"
+HANDOFF_TOOL: Final = "toolturn.handoff.tool"
+HANDOFF_CALL_ID: Final = "toolturn.handoff.tool_call_id"
+HANDOFF_COUNT: Final = "toolturn.handoff.count"
+ERROR_STAGE: Final = "toolturn.error.stage"
+ERROR_TYPE: Final = "error.type"
+FINGERPRINT_SYSTEM: Final = "toolturn.request.system_fingerprints"
+FINGERPRINT_TOOLS: Final = "toolturn.request.tools_fingerprint"
+FINGERPRINT_PREFIX: Final = "toolturn.request.prefix_fingerprint"
+
+# --- events (span events, and log records of the same name when a logger provider is set) ------
+EVENT_REPAIR: Final = "toolturn.repair"
+EVENT_STREAM_DROP: Final = "toolturn.stream.drop"
+EVENT_STREAM_END_IGNORED: Final = "toolturn.stream.end_ignored"
+EVENT_STREAM_TORN: Final = "toolturn.stream.torn"
+EVENT_TOOLS_WITHHELD: Final = "toolturn.tools_withheld"
+EVENT_RESPONSE_MODEL: Final = "toolturn.response_model"
+EVENT_REPETITION: Final = "toolturn.repetition"
+EVENT_HANDOFF: Final = "toolturn.handoff"
+EVENT_HANDOFF_REFUSED: Final = "toolturn.handoff.refused"
+
+EVENTS: Final = (
+    EVENT_REPAIR,
+    EVENT_STREAM_DROP,
+    EVENT_STREAM_END_IGNORED,
+    EVENT_STREAM_TORN,
+    EVENT_TOOLS_WITHHELD,
+    EVENT_RESPONSE_MODEL,
+    EVENT_REPETITION,
+    EVENT_HANDOFF,
+    EVENT_HANDOFF_REFUSED,
+)
+
+
+# --- metric instruments -------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Instrument:
+    """One metric instrument: its OTel name, kind, unit, description and the attribute keys it carries."""
+
+    name: str
+    kind: Literal["counter", "histogram"]
+    unit: str
+    description: str
+    attributes: tuple[str, ...]
+
+    @property
+    def prometheus_name(self) -> str:
+        """The name a Prometheus scrape shows (dots to underscores, ``_total`` on counters, ``_seconds`` for s)."""
+        base = self.name.replace(".", "_")
+        if self.unit == "s":
+            base += "_seconds"
+        return base + "_total" if self.kind == "counter" else base
+
+
+REQUESTS: Final = Instrument(
+    name="toolturn.requests",
+    kind="counter",
+    unit="{request}",
+    description="Provider requests seen by otel-toolturn.",
+    attributes=(LANE, PROVIDER, MODE),
+)
+REPAIRS: Final = Instrument(
+    name="toolturn.repairs",
+    kind="counter",
+    unit="{repair}",
+    description="Tool-turn repairs made (or, in observe mode, that would have been made), by form.",
+    attributes=(REPAIR_FORM, REPAIR_LOSSY, LANE, PROVIDER),
+)
+LOSSY_PROJECTIONS: Final = Instrument(
+    name="toolturn.lossy_projections",
+    kind="counter",
+    unit="{request}",
+    description="Requests whose view left recorded content out (a lossy repair); created at 0 per lane.",
+    attributes=(LANE, PROVIDER),
+)
+STREAM_DROPS: Final = Instrument(
+    name="toolturn.stream.drops",
+    kind="counter",
+    unit="{call}",
+    description="Streamed tool calls or frames dropped because they could not be read whole, by cause.",
+    attributes=(STREAM_DROP_CAUSE, LANE, PROVIDER),
+)
+STREAM_ENDS_IGNORED: Final = Instrument(
+    name="toolturn.stream.ends_ignored",
+    kind="counter",
+    unit="{frame}",
+    description="Frames refused because they arrived after the stream's first terminal statement.",
+    attributes=(STREAM_END_STATEMENT, LANE, PROVIDER),
+)
+STREAM_TORN_COUNT: Final = Instrument(
+    name="toolturn.stream.torn",
+    kind="counter",
+    unit="{stream}",
+    description="Streams that ended without their terminal frame.",
+    attributes=(LANE, PROVIDER),
+)
+TOOLS_WITHHELD: Final = Instrument(
+    name="toolturn.tools_withheld",
+    kind="counter",
+    unit="{request}",
+    description="Requests sent with their tools withheld, by reason.",
+    attributes=(TOOLS_WITHHELD_REASON, LANE, PROVIDER),
+)
+MODEL_SUBSTITUTIONS: Final = Instrument(
+    name="toolturn.response_model.substitutions",
+    kind="counter",
+    unit="{response}",
+    description="Responses answered by another model than the one requested.",
+    attributes=(LANE, PROVIDER),
+)
+INSTRUMENTATION_ERRORS: Final = Instrument(
+    name="toolturn.instrumentation.errors",
+    kind="counter",
+    unit="{error}",
+    description="Errors inside otel-toolturn, caught so the host call proceeded uninstrumented.",
+    attributes=(ERROR_STAGE, ERROR_TYPE),
+)
+HANDOFFS: Final = Instrument(
+    name="toolturn.handoffs",
+    kind="counter",
+    unit="{call}",
+    description="Handoff tool calls seen in responses.",
+    attributes=(HANDOFF_TOOL, LANE, PROVIDER),
+)
+HANDOFFS_REFUSED: Final = Instrument(
+    name="toolturn.handoff.refused",
+    kind="counter",
+    unit="{response}",
+    description="Responses that carried more than one handoff call (all refused).",
+    attributes=(LANE, PROVIDER),
+)
+LAW_DURATION: Final = Instrument(
+    name="toolturn.law.duration",
+    kind="histogram",
+    unit="s",
+    description="Time the tool-turn law took on one request.",
+    attributes=(LANE, PROVIDER),
+)
+LAW_DURATION_BUCKETS: Final[tuple[float, ...]] = (
+    0.00001,
+    0.000025,
+    0.00005,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+)
+
+INSTRUMENTS: Final[tuple[Instrument, ...]] = (
+    REQUESTS,
+    REPAIRS,
+    LOSSY_PROJECTIONS,
+    STREAM_DROPS,
+    STREAM_ENDS_IGNORED,
+    STREAM_TORN_COUNT,
+    TOOLS_WITHHELD,
+    MODEL_SUBSTITUTIONS,
+    INSTRUMENTATION_ERRORS,
+    HANDOFFS,
+    HANDOFFS_REFUSED,
+    LAW_DURATION,
+)
+
+# --- environment variables ------------------------------------------------------------------------
+ENV_MODE: Final = "OTEL_TOOLTURN_MODE"
+ENV_CAPTURE_CONTENT: Final = "OTEL_TOOLTURN_CAPTURE_CONTENT"
+ENV_PROVIDERS: Final = "OTEL_TOOLTURN_PROVIDERS"
+ENV_MAX_TOOL_ROUNDS: Final = "OTEL_TOOLTURN_MAX_TOOL_ROUNDS"
+ENV_HANDOFF_TOOLS: Final = "OTEL_TOOLTURN_HANDOFF_TOOLS"
+ENV_GENAI_CAPTURE_CONTENT: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"

@@ -1,0 +1,102 @@
+"""What a stream observer reports when its response ends: one frozen value per response.
+
+The observers (one per lane) are pure reducers: ``feed`` takes one event at a time (the SDK's own
+event object or the raw SSE JSON as a dict) and never alters it; ``finish`` returns the report.
+The instrumentation reads only this report; it never decides anything about a stream itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from otel_toolturn._vocab import StreamDropCause
+
+EndStatement = Literal["finish", "message_stop", "error", "content"]
+"""The kind of a frame refused after the first terminal statement (``content``: any content frame)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamedCall:
+    """One tool call the response carried whole: an id, a name and arguments that are a JSON object."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, object]
+    index: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamDrop:
+    """One cause a response dropped content for: how many calls (or frames), and the call ids known."""
+
+    cause: StreamDropCause
+    count: int
+    call_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamEndIgnored:
+    """What arrived after the first terminal statement: the first refused frame's kind and word, and how many came."""
+
+    statement: EndStatement
+    word: str
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RepetitionEvent:
+    """A degenerate loop found in the streamed text: the rule that matched, the segment, its depth."""
+
+    rule: str
+    segment: str
+    depth: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RepetitionReport:
+    """The repetition poll's outcome for one response: the cut (if a poll tripped) and the spared hits."""
+
+    cut: RepetitionEvent | None = None
+    spared: tuple[RepetitionEvent, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Token usage as the provider reported it (``None`` where it said nothing)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamReport:
+    """Everything one response told us, streamed or not."""
+
+    calls: tuple[StreamedCall, ...] = ()
+    drops: tuple[StreamDrop, ...] = ()
+    ends_ignored: StreamEndIgnored | None = None
+    torn: bool = False
+    finish_reasons: tuple[str, ...] = ()
+    response_id: str | None = None
+    requested_model: str | None = None
+    response_model: str | None = None
+    substituted_model: str | None = None
+    """The provider's model name when it differs from the requested one (``None``: no substitution)."""
+    echo_dropped: int = 0
+    """How many model names outside the echo shape were dropped (counted once per response)."""
+    truncation_clause: str = ""
+    repetition: RepetitionReport = field(default_factory=RepetitionReport)
+    usage: Usage = field(default_factory=Usage)
+    events: int = 0
+
+
+class StreamObserver(Protocol):
+    """A pure reducer over one response's events."""
+
+    def feed(self, event: object) -> None:
+        """Read one event (an SDK event object or a raw JSON dict); never alter it, never raise."""
+
+    def finish(self) -> StreamReport:
+        """The report; calling it again returns an equal report."""
