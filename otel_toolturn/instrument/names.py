@@ -1,6 +1,7 @@
-"""The telemetry contract: every span attribute, event, metric instrument and environment variable
-otel-toolturn emits or reads, defined once. ``docs/telemetry.md`` documents each; the dashboards'
-tests check their queries against this module, never a copy of the names.
+"""The telemetry contract: every name otel-toolturn emits or reads, defined once.
+
+Span attributes, events, metric instruments and environment variables. ``docs/telemetry.md``
+documents each; the dashboards' tests check their queries against this module, never a copy.
 
 This module imports nothing from OpenTelemetry, so tools (the CLI, the dashboard checks) can read
 the contract without the SDK.
@@ -9,7 +10,7 @@ the contract without the SDK.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 INSTRUMENTATION_NAME: Final = "otel_toolturn"
 
@@ -45,6 +46,25 @@ ERROR_TYPE: Final = "error.type"
 FINGERPRINT_SYSTEM: Final = "toolturn.request.system_fingerprints"
 FINGERPRINT_TOOLS: Final = "toolturn.request.tools_fingerprint"
 FINGERPRINT_PREFIX: Final = "toolturn.request.prefix_fingerprint"
+TOOLS_WITHHELD_APPLIED: Final = "toolturn.tools_withheld.applied"
+MAX_TOOL_ROUNDS_SEEN: Final = "toolturn.request.tool_rounds"
+SYSTEM_PROMPT: Final = "toolturn.request.system_prompt"
+"""The joined system prompt: content, set only when content capture is on."""
+
+# --- GenAI semantic-convention keys the inference span carries (not ours: never extended) -------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+SERVER_ADDRESS: Final = "server.address"
+OPERATION_CHAT: Final = "chat"
+
+ErrorStage = Literal["request", "law", "span", "metric", "event", "response", "stream", "handoff"]
+"""Where inside otel-toolturn an error was caught (the ``toolturn.error.stage`` value)."""
+ERROR_STAGES: Final[tuple[ErrorStage, ...]] = get_args(ErrorStage)
 
 # --- events (span events, and log records of the same name when a logger provider is set) ------
 EVENT_REPAIR: Final = "toolturn.repair"

@@ -1,0 +1,169 @@
+"""The neutral view the law reads: a wire list cut into turns, results and other units.
+
+A lane adapter (``otel_toolturn.lanes``) reads its wire list into this view and writes the law's
+outcome back. The view knows no wire format; the law knows no lane.
+
+- ``Turn``: one assistant message (Responses: one run of call items) that emits tool calls.
+- ``Result``: one recorded result (an Anthropic ``tool_result`` block, a Chat ``tool`` message, a
+  Responses ``function_call_output`` item), with the call id it answers.
+- ``Other``: anything else, carried untouched (Anthropic: the non-result blocks of a user message
+  that also held results, kept together as one unit).
+
+Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace``,
+which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._vocab import Lane
+
+INTERRUPTED_RESULT_TEXT: Final = (
+    "[tool call interrupted: no result was recorded, so its outcome is unknown. "
+    "Verify its effect before relying on it or calling it again.]"
+)
+"""The synthetic interrupted result the law adds for a call that has no recorded result."""
+
+KNOWN_INTERRUPTED_TEXTS: Final[tuple[str, ...]] = (
+    INTERRUPTED_RESULT_TEXT,
+    "[Tool result missing due to internal error]",
+    "[Request interrupted by user for tool use]",
+)
+"""Texts recognised as an interrupted close: ours, and the ones other frameworks write."""
+
+SECOND_RESULT_SEPARATOR: Final = "[another result was recorded for this same call:]"
+"""The text standing between two results recorded for one call when the view folds them into one."""
+
+
+def is_interrupted_text(text: str) -> bool:
+    """Whether ``text`` is a recorded interrupted close (says only that no outcome was recorded)."""
+    return text.strip() in KNOWN_INTERRUPTED_TEXTS
+
+
+def field(obj: object, name: str) -> object:
+    """Read ``name`` from a dict or a typed SDK object; ``None`` when absent."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def replace(obj: object, position: int | None = None, **updates: object) -> object:
+    """A copy of ``obj`` with ``updates`` applied; ``obj`` itself is never mutated.
+
+    Dicts are copied shallowly; pydantic models through ``model_copy``; dataclasses through
+    ``dataclasses.replace``. Anything else cannot be copied faithfully and is rejected.
+    """
+    if isinstance(obj, Mapping):
+        return {**obj, **updates}
+    model_copy = getattr(obj, "model_copy", None)
+    if callable(model_copy):
+        return model_copy(update=updates)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **updates)
+    raise ToolTurnInputError(
+        f"cannot copy an item of type {type(obj).__name__!r} to repair it; "
+        "expected a dict, a pydantic model or a dataclass",
+        position=position,
+    )
+
+
+@dataclass(slots=True)
+class Call:
+    """One client tool call: its id, its tool name, and the wire object carrying it."""
+
+    call_id: str
+    name: str
+    ref: object
+
+
+@dataclass(slots=True)
+class Turn:
+    """An assistant message (or Responses run of call items) that emits calls, in call order."""
+
+    position: int
+    calls: list[Call]
+    items: tuple[object, ...]
+    """The wire items the turn was read from (one message, or the Responses run)."""
+
+
+@dataclass(slots=True)
+class Result:
+    """One recorded result and the call id it answers (``None``: the id could not be read)."""
+
+    position: int
+    call_id: str | None
+    ref: object
+    source: object
+    """The wire message the result stands in (the result itself where results are whole items)."""
+    interrupted: bool
+
+
+@dataclass(slots=True)
+class Other:
+    """Anything the law does not touch, in its place."""
+
+    position: int
+    ref: object
+    source: object
+    part: bool = False
+    """``ref`` is a run of the source message's blocks (Anthropic), not a whole wire item."""
+
+
+Unit = Turn | Result | Other
+OutUnit = Result | Other
+"""What the law emits: a turn is written back as whole items (``Other``), results as they stand."""
+
+
+class LaneAdapter(Protocol):
+    """One wire lane's reading and writing of the view: the only place its spelling lives."""
+
+    lane: Lane
+    unique_ids: bool
+    """Whether the API rejects a call id repeated anywhere in the request (reused ids get derived ids)."""
+
+    def is_clean(self, messages: Sequence[object]) -> bool:
+        """A fast pre-check: ``True`` only when the law would restore nothing."""
+
+    def read(self, messages: Sequence[object]) -> list[Unit]:
+        """Cut the wire list into units, in order."""
+
+    def has_trailing(self, turn: Turn) -> bool:
+        """Whether a non-call block stands after the turn's first call."""
+
+    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+        """The turn's wire items holding exactly the kept calls, as ``(read, written)`` pairs in call order.
+
+        Non-call blocks go ahead of the calls; items are the originals where nothing changed.
+        """
+
+    def rename_call(self, call: Call, new_id: str) -> Call:
+        """A copy of the call carrying ``new_id``."""
+
+    def rename_result(self, result: Result, new_id: str) -> object:
+        """A copy of the result's wire object answering ``new_id``."""
+
+    def derive_id(self, call_id: str, taken: set[str]) -> str:
+        """A deterministic id for a later reuse of ``call_id`` that fits the lane and is not in ``taken``."""
+
+    def synthesize(self, call: Call) -> object:
+        """The interrupted result for a call with none."""
+
+    def fold(self, results: Sequence[object]) -> object:
+        """One result holding every byte of ``results`` (first first), joined by the separator."""
+
+    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+        """The wire list for the law's output units."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Violation:
+    """One provider rule a wire list breaks: where, which rule, and the provider's own words."""
+
+    position: int
+    rule: str
+    message: str

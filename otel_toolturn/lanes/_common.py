@@ -1,0 +1,89 @@
+"""Pieces the lane adapters share: reading ids, folding result contents, deriving ids."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeGuard
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._view import SECOND_RESULT_SEPARATOR, field, is_interrupted_text
+
+_ANTHROPIC_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def call_id_of(obj: object, key: str, position: int, what: str) -> str:
+    """The id a call carries under ``key``; a call without a readable id is rejected, naming where."""
+    value = field(obj, key)
+    if isinstance(value, str) and value:
+        return value
+    raise ToolTurnInputError(
+        f"item {position}: a {what} needs a non-empty string {key!r}, got {value!r}",
+        position=position,
+    )
+
+
+def result_id_of(obj: object, key: str) -> str | None:
+    """The call id a result answers, or ``None`` when it cannot be read (the result then answers nothing)."""
+    value = field(obj, key)
+    return value if isinstance(value, str) and value else None
+
+
+def text_of(content: object, part_text_key: str = "text") -> str | None:
+    """The plain text of a result content: the string itself, or the one text part of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and len(content) == 1:
+        text = field(content[0], part_text_key)
+        return text if isinstance(text, str) else None
+    return None
+
+
+def interrupted(content: object) -> bool:
+    """Whether a result's content is an interrupted close."""
+    text = text_of(content)
+    return text is not None and is_interrupted_text(text)
+
+
+def fold_contents(contents: Sequence[object], text_part: Callable[[str], object]) -> object:
+    """Every byte of ``contents`` (first first) as one content, ``SECOND_RESULT_SEPARATOR`` between each.
+
+    All strings ⇒ one string joined by the separator on a line of its own. Any list ⇒ one list: each content's
+    parts (a string becomes one text part; an empty one none), a separator part between two.
+    """
+    pieces = [c if c is not None else "" for c in contents]
+    if all(isinstance(c, str) for c in pieces):
+        return f"\n{SECOND_RESULT_SEPARATOR}\n".join(str(c) for c in pieces)
+    parts: list[object] = []
+    for number, content in enumerate(pieces):
+        if number:
+            parts.append(text_part(SECOND_RESULT_SEPARATOR))
+        if isinstance(content, str):
+            if content:
+                parts.append(text_part(content))
+        elif isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
+            parts.extend(content)
+        else:
+            parts.append(content)
+    return parts
+
+
+def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool) -> str:
+    """``<id>_<n>`` with the smallest ``n >= 2`` not in ``taken`` (characters outside the pattern as ``_``)."""
+    base = _ANTHROPIC_ID.sub("_", call_id) if pattern_safe else call_id
+    number = 2
+    while f"{base}_{number}" in taken:
+        number += 1
+    return f"{base}_{number}"
+
+
+def role_of(message: object) -> object:
+    """A message's role, from a dict or a typed object."""
+    if isinstance(message, Mapping):
+        return message.get("role")
+    return getattr(message, "role", None)
+
+
+def is_list(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    """A wire list (a list or tuple, never a string)."""
+    return isinstance(value, (list, tuple))

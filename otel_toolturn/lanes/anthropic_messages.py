@@ -1,0 +1,390 @@
+"""The Anthropic Messages lane: ``messages`` of ``{role, content: str | [blocks]}``.
+
+Calls are ``tool_use`` blocks of an assistant message; results are ``tool_result`` blocks of a user
+message, which must lead it (text that shared the message follows them). Server tools
+(``server_tool_use``, ``mcp_tool_use`` and their ``*_tool_result`` blocks) are answered by the
+server: they are not client calls. Ids must be unique in the whole request and match
+``^[a-zA-Z0-9_-]+$``. The API combines consecutive messages of one role before its rules apply;
+``validate`` does the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from otel_toolturn._view import (
+    INTERRUPTED_RESULT_TEXT,
+    Call,
+    Other,
+    OutUnit,
+    Result,
+    Turn,
+    Unit,
+    Violation,
+    field,
+    replace,
+)
+from otel_toolturn._vocab import Lane
+from otel_toolturn.lanes._common import (
+    call_id_of,
+    derive_id,
+    fold_contents,
+    interrupted,
+    is_list,
+    result_id_of,
+    role_of,
+)
+
+_ID_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def _blocks(message: object) -> object:
+    return field(message, "content")
+
+
+def _block_list(message: object) -> Sequence[object]:
+    content = field(message, "content")
+    return content if is_list(content) else ()
+
+
+def _type(block: object) -> object:
+    if isinstance(block, Mapping):
+        return block.get("type")
+    return getattr(block, "type", None)
+
+
+class AnthropicMessages:
+    """Reads and writes the Anthropic Messages wire list for the law."""
+
+    lane: Lane = "anthropic.messages"
+    unique_ids = True
+
+    def is_clean(self, messages: Sequence[object]) -> bool:
+        """``True`` only when every tool turn already stands as the law wants it."""
+        pending: list[str] = []
+        emitted: set[str] = set()
+        for message in messages:
+            role = role_of(message)
+            content = _blocks(message)
+            if role == "assistant":
+                if pending:
+                    return False
+                if is_list(content):
+                    calling = False
+                    for block in content:
+                        if _type(block) == "tool_use":
+                            call_id = field(block, "id")
+                            if not isinstance(call_id, str) or not call_id or call_id in emitted:
+                                return False
+                            emitted.add(call_id)
+                            pending.append(call_id)
+                            calling = True
+                        elif calling:
+                            return False
+            elif role == "user" and is_list(content):
+                for block in content:
+                    if _type(block) == "tool_result":
+                        call_id = field(block, "tool_use_id")
+                        if call_id not in pending:
+                            return False
+                        pending.remove(call_id)
+                    elif pending:
+                        return False
+            elif pending:
+                return False
+        return not pending
+
+    def read(self, messages: Sequence[object]) -> list[Unit]:
+        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs kept."""
+        units: list[Unit] = []
+        for position, message in enumerate(messages):
+            role = role_of(message)
+            content = _blocks(message)
+            if role == "assistant" and is_list(content):
+                calls = [
+                    Call(
+                        call_id=call_id_of(block, "id", position, "tool_use block"),
+                        name=str(field(block, "name") or ""),
+                        ref=block,
+                    )
+                    for block in content
+                    if _type(block) == "tool_use"
+                ]
+                if calls:
+                    units.append(Turn(position=position, calls=calls, items=(message,)))
+                    continue
+            elif role == "user" and is_list(content) and any(_type(b) == "tool_result" for b in content):
+                run: list[object] = []
+                for block in content:
+                    if _type(block) == "tool_result":
+                        if run:
+                            units.append(Other(position=position, ref=tuple(run), source=message, part=True))
+                            run = []
+                        units.append(
+                            Result(
+                                position=position,
+                                call_id=result_id_of(block, "tool_use_id"),
+                                ref=block,
+                                source=message,
+                                interrupted=interrupted(field(block, "content")),
+                            )
+                        )
+                    else:
+                        run.append(block)
+                if run:
+                    units.append(Other(position=position, ref=tuple(run), source=message, part=True))
+                continue
+            units.append(Other(position=position, ref=message, source=message))
+        return units
+
+    def has_trailing(self, turn: Turn) -> bool:
+        """Whether any non-``tool_use`` block stands after the first ``tool_use``."""
+        calling = False
+        for block in _block_list(turn.items[0]):
+            if _type(block) == "tool_use":
+                calling = True
+            elif calling:
+                return True
+        return False
+
+    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+        """The message with its non-call blocks in order, then the kept calls."""
+        message = turn.items[0]
+        blocks = _block_list(message)
+        written = [new.ref for _, new in calls]
+        originals = [b for b in blocks if _type(b) == "tool_use"]
+        unchanged = len(written) == len(originals) and all(a is b for a, b in zip(written, originals, strict=True))
+        if unchanged and not self.has_trailing(turn):
+            return [message]
+        others = [b for b in blocks if _type(b) != "tool_use"]
+        return [replace(message, turn.position, content=[*others, *written])]
+
+    def rename_call(self, call: Call, new_id: str) -> Call:
+        """The ``tool_use`` block under ``new_id``."""
+        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
+
+    def rename_result(self, result: Result, new_id: str) -> object:
+        """The ``tool_result`` block answering ``new_id``."""
+        return replace(result.ref, result.position, tool_use_id=new_id)
+
+    def derive_id(self, call_id: str, taken: set[str]) -> str:
+        """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``."""
+        return derive_id(call_id, taken, pattern_safe=True)
+
+    def synthesize(self, call: Call) -> object:
+        """An error ``tool_result`` saying the call was interrupted and its outcome is unknown."""
+        return {
+            "type": "tool_result",
+            "tool_use_id": call.call_id,
+            "content": INTERRUPTED_RESULT_TEXT,
+            "is_error": True,
+        }
+
+    def fold(self, results: Sequence[object]) -> object:
+        """One ``tool_result``: contents joined; ``is_error`` kept when any result had it."""
+        content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
+        if any(field(r, "is_error") is True for r in results):
+            return replace(results[0], content=content, is_error=True)
+        return replace(results[0], content=content)
+
+    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+        """Whole messages as they are; result and remainder runs regrouped into user messages.
+
+        A run of units that is exactly one original message's blocks, in order, is that message
+        object; anything else becomes a new user message, results first.
+        """
+        del messages
+        out: list[object] = []
+        run: list[Result | Other] = []
+        for unit in units:
+            if isinstance(unit, Result) or (isinstance(unit, Other) and unit.part):
+                run.append(unit)
+            else:
+                _flush(run, out)
+                out.append(unit.ref)
+        _flush(run, out)
+        return out
+
+    def validate(self, messages: Sequence[object]) -> list[Violation]:
+        """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
+        return _validate(messages)
+
+
+def _unit_blocks(unit: Result | Other) -> list[object]:
+    return [unit.ref] if isinstance(unit, Result) else list(unit.ref) if is_list(unit.ref) else [unit.ref]
+
+
+def _flush(run: list[Result | Other], out: list[object]) -> None:
+    fresh: list[object] = []
+    index = 0
+    while index < len(run):
+        source = run[index].source
+        end = index
+        blocks: list[object] = []
+        while end < len(run) and source is not None and run[end].source is source:
+            blocks.extend(_unit_blocks(run[end]))
+            end += 1
+        content = _blocks(source) if source is not None else None
+        if (
+            end > index
+            and is_list(content)
+            and len(blocks) == len(content)
+            and all(a is b for a, b in zip(blocks, content, strict=True))
+        ):
+            if fresh:
+                out.append({"role": "user", "content": fresh})
+                fresh = []
+            out.append(source)
+            index = end
+        else:
+            fresh.extend(_unit_blocks(run[index]))
+            index += 1
+    if fresh:
+        out.append({"role": "user", "content": fresh})
+    run.clear()
+
+
+def _validate(messages: Sequence[object]) -> list[Violation]:
+    violations: list[Violation] = []
+    # Merge consecutive same-role messages, remembering where each block stood.
+    turns: list[tuple[object, list[tuple[int, int, object]]]] = []
+    for position, message in enumerate(messages):
+        role = role_of(message)
+        content = _blocks(message)
+        if isinstance(content, str):
+            blocks: list[tuple[int, int, object]] = [(position, 0, {"type": "text", "text": content})]
+        elif is_list(content):
+            blocks = [(position, i, b) for i, b in enumerate(content)]
+        else:
+            blocks = []
+        if not blocks:
+            violations.append(
+                Violation(
+                    position=position,
+                    rule="empty_message",
+                    message=f"messages.{position}: all messages must have non-empty content "
+                    "except for the optional final assistant message",
+                )
+            )
+        for pos, index, block in blocks:
+            if _type(block) == "text" and not field(block, "text"):
+                violations.append(
+                    Violation(
+                        position=pos,
+                        rule="empty_text",
+                        message="messages: text content blocks must be non-empty",
+                    )
+                )
+                del index
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, list(blocks)))
+
+    seen_ids: set[str] = set()
+    expected: list[str] = []
+    expected_at = 0
+    for role, blocks in turns:
+        if role == "user":
+            answered: list[str] = []
+            leading = True
+            for pos, index, block in blocks:
+                if _type(block) != "tool_result":
+                    leading = False
+                    continue
+                call_id = field(block, "tool_use_id")
+                if not leading and call_id in expected:
+                    violations.append(
+                        Violation(
+                            position=pos,
+                            rule="results_not_leading",
+                            message=f"messages.{pos}: Did not find {len(expected)} tool_result block(s) at "
+                            "the beginning of this message. Messages following tool_use blocks must begin "
+                            "with a matching number of tool_result blocks.",
+                        )
+                    )
+                elif call_id in answered:
+                    violations.append(
+                        Violation(
+                            position=pos,
+                            rule="multiple_results",
+                            message="each tool_use must have a single result. "
+                            f"Found multiple tool_result blocks with id: {call_id}",
+                        )
+                    )
+                elif call_id not in expected:
+                    violations.append(
+                        Violation(
+                            position=pos,
+                            rule="unexpected_tool_result",
+                            message=f"messages.{pos}.content.{index}: unexpected `tool_use_id` found in "
+                            f"`tool_result` blocks: {call_id}. Each `tool_result` block must have a "
+                            "corresponding `tool_use` block in the previous message.",
+                        )
+                    )
+                else:
+                    answered.append(str(call_id))
+            missing = [c for c in expected if c not in answered]
+            if missing:
+                violations.append(_missing(expected_at, missing))
+            expected = []
+            continue
+        if expected:
+            violations.append(_missing(expected_at, expected))
+        expected = []
+        calling = False
+        for pos, index, block in blocks:
+            kind = _type(block)
+            if kind == "tool_use":
+                call_id = field(block, "id")
+                if not isinstance(call_id, str) or not _ID_PATTERN.match(call_id):
+                    violations.append(
+                        Violation(
+                            position=pos,
+                            rule="invalid_tool_use_id",
+                            message=f"messages.{pos}.content.{index}.id: String should match pattern "
+                            "'^[a-zA-Z0-9_-]+$'",
+                        )
+                    )
+                elif call_id in seen_ids:
+                    violations.append(
+                        Violation(
+                            position=pos,
+                            rule="duplicate_tool_use_id",
+                            message=f"messages.{pos}.content.{index}: `tool_use` ids must be unique",
+                        )
+                    )
+                else:
+                    seen_ids.add(call_id)
+                    expected.append(call_id)
+                    expected_at = pos
+                calling = True
+            elif calling:
+                violations.append(
+                    Violation(
+                        position=pos,
+                        rule="block_after_tool_use",
+                        message=f"messages.{pos + 1}: Did not find {len(expected)} tool_result block(s) at the "
+                        "beginning of this message. Messages following tool_use blocks must begin with a "
+                        "matching number of tool_result blocks.",
+                    )
+                )
+                calling = False
+    if expected:
+        violations.append(_missing(expected_at, expected))
+    return violations
+
+
+def _missing(position: int, ids: list[str]) -> Violation:
+    return Violation(
+        position=position,
+        rule="missing_tool_result",
+        message=f"messages.{position}: `tool_use` ids were found without `tool_result` blocks immediately "
+        f"after: {', '.join(ids)}. Each `tool_use` block must have a corresponding `tool_result` block "
+        "in the next message.",
+    )
+
+
+ADAPTER: Final = AnthropicMessages()

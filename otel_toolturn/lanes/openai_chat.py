@@ -1,0 +1,218 @@
+"""The OpenAI Chat Completions lane: ``messages`` with assistant ``tool_calls`` and ``tool`` results.
+
+Text and calls live in separate fields, so trailing text cannot occur. Every call id of an
+assistant message needs one ``tool`` message before any other message; the order of results inside
+the batch is free. Ids may recur across turns (some gateways number calls per request): they are
+kept. Legacy ``function_call`` / role ``function`` messages pass through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._view import (
+    INTERRUPTED_RESULT_TEXT,
+    Call,
+    Other,
+    OutUnit,
+    Result,
+    Turn,
+    Unit,
+    Violation,
+    field,
+    replace,
+)
+from otel_toolturn._vocab import Lane
+from otel_toolturn.lanes._common import (
+    call_id_of,
+    derive_id,
+    fold_contents,
+    interrupted,
+    is_list,
+    result_id_of,
+    role_of,
+)
+
+
+def _tool_calls(message: object, position: int) -> Sequence[object]:
+    calls = field(message, "tool_calls")
+    if calls is None:
+        return ()
+    if not is_list(calls):
+        raise ToolTurnInputError(
+            f"item {position}: 'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
+            position=position,
+        )
+    return calls
+
+
+class OpenAIChat:
+    """Reads and writes the Chat Completions wire list for the law."""
+
+    lane: Lane = "openai.chat_completions"
+    unique_ids = False
+
+    def is_clean(self, messages: Sequence[object]) -> bool:
+        """``True`` only when every tool turn already stands as the law wants it."""
+        pending: list[str] = []
+        for message in messages:
+            role = role_of(message)
+            if role == "tool":
+                call_id = field(message, "tool_call_id")
+                if call_id not in pending:
+                    return False
+                pending.remove(call_id)
+                continue
+            if pending:
+                return False
+            if role == "assistant":
+                calls = field(message, "tool_calls")
+                if calls:
+                    if not is_list(calls):
+                        return False
+                    for call in calls:
+                        call_id = field(call, "id")
+                        if not isinstance(call_id, str) or not call_id or call_id in pending:
+                            return False
+                        pending.append(call_id)
+        return not pending
+
+    def read(self, messages: Sequence[object]) -> list[Unit]:
+        """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
+        units: list[Unit] = []
+        for position, message in enumerate(messages):
+            role = role_of(message)
+            if role == "assistant":
+                calls = [
+                    Call(
+                        call_id=call_id_of(call, "id", position, "tool call"),
+                        name=str(field(field(call, "function"), "name") or ""),
+                        ref=call,
+                    )
+                    for call in _tool_calls(message, position)
+                ]
+                if calls:
+                    units.append(Turn(position=position, calls=calls, items=(message,)))
+                    continue
+            elif role == "tool":
+                units.append(
+                    Result(
+                        position=position,
+                        call_id=result_id_of(message, "tool_call_id"),
+                        ref=message,
+                        source=message,
+                        interrupted=interrupted(field(message, "content")),
+                    )
+                )
+                continue
+            units.append(Other(position=position, ref=message, source=message))
+        return units
+
+    def has_trailing(self, turn: Turn) -> bool:
+        """Never: text and calls are separate fields."""
+        del turn
+        return False
+
+    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+        """The message with exactly the kept calls in ``tool_calls``."""
+        message = turn.items[0]
+        originals = _tool_calls(message, turn.position)
+        written = [new.ref for _, new in calls]
+        if len(written) == len(originals) and all(a is b for a, b in zip(written, originals, strict=True)):
+            return [message]
+        return [replace(message, turn.position, tool_calls=written)]
+
+    def rename_call(self, call: Call, new_id: str) -> Call:
+        """The tool call under ``new_id``."""
+        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
+
+    def rename_result(self, result: Result, new_id: str) -> object:
+        """The ``tool`` message answering ``new_id``."""
+        return replace(result.ref, result.position, tool_call_id=new_id)
+
+    def derive_id(self, call_id: str, taken: set[str]) -> str:
+        """``<id>_<n>``."""
+        return derive_id(call_id, taken, pattern_safe=False)
+
+    def synthesize(self, call: Call) -> object:
+        """A ``tool`` message saying the call was interrupted and its outcome is unknown."""
+        return {"role": "tool", "tool_call_id": call.call_id, "content": INTERRUPTED_RESULT_TEXT}
+
+    def fold(self, results: Sequence[object]) -> object:
+        """One ``tool`` message: contents joined."""
+        content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
+        return replace(results[0], content=content)
+
+    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+        """Every unit is one whole message."""
+        del messages
+        return [unit.ref for unit in units]
+
+    def validate(self, messages: Sequence[object]) -> list[Violation]:
+        """Chat Completions' tool-turn rules, in OpenAI's own words."""
+        violations: list[Violation] = []
+        pending: list[str] = []
+        answered: list[str] = []
+        batch_at = 0
+        for position, message in enumerate(messages):
+            role = role_of(message)
+            if role == "tool":
+                call_id = field(message, "tool_call_id")
+                if call_id in pending:
+                    pending.remove(call_id)
+                    answered.append(str(call_id))
+                elif call_id in answered:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="multiple_tool_messages",
+                            message=f"Invalid parameter: messages[{position}] is a second 'tool' message "
+                            f"for tool_call_id {call_id}.",
+                        )
+                    )
+                else:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="orphan_tool_message",
+                            message="Invalid parameter: messages with role 'tool' must be a response to a "
+                            "preceeding message with 'tool_calls'.",
+                        )
+                    )
+                continue
+            if pending:
+                violations.append(_missing(batch_at, pending))
+            pending, answered = [], []
+            if role == "assistant":
+                calls = field(message, "tool_calls")
+                for call in calls if is_list(calls) else ():
+                    call_id = field(call, "id")
+                    if not isinstance(call_id, str) or call_id in pending:
+                        violations.append(
+                            Violation(
+                                position=position,
+                                rule="duplicate_tool_call_id",
+                                message=f"Invalid parameter: messages[{position}].tool_calls has a repeated or "
+                                f"missing id: {call_id!r}.",
+                            )
+                        )
+                        continue
+                    pending.append(call_id)
+                batch_at = position
+        if pending:
+            violations.append(_missing(batch_at, pending))
+        return violations
+
+
+def _missing(position: int, ids: list[str]) -> Violation:
+    return Violation(
+        position=position,
+        rule="missing_tool_messages",
+        message="An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(ids)}",
+    )
+
+
+ADAPTER: Final = OpenAIChat()

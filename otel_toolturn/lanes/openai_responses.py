@@ -1,0 +1,258 @@
+"""The OpenAI Responses lane: ``input``, a flat list of items (or a plain string).
+
+Calls are ``function_call`` and ``custom_tool_call`` items (``call_id``); results are
+``function_call_output`` / ``custom_tool_call_output`` items. A turn is one run of call items,
+together with the ``reasoning`` items that stand directly ahead of a call in it; its outputs follow
+the run. A ``reasoning`` item is never separated from the item right after it: when a repeated call
+is left out, the reasoning directly ahead of it goes with it (inside the same lossy repair). Call ids
+and item ids must be unique in the request. Hosted-tool items (``web_search_call``,
+``computer_call``, ``mcp_call``, ...) pass through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from otel_toolturn._view import (
+    INTERRUPTED_RESULT_TEXT,
+    Call,
+    Other,
+    OutUnit,
+    Result,
+    Turn,
+    Unit,
+    Violation,
+    field,
+    replace,
+)
+from otel_toolturn._vocab import Lane
+from otel_toolturn.lanes._common import (
+    call_id_of,
+    derive_id,
+    fold_contents,
+    interrupted,
+    result_id_of,
+)
+
+CALL_TYPES: Final = ("function_call", "custom_tool_call")
+OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
+_OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+
+
+def _type(item: object) -> object:
+    return field(item, "type")
+
+
+def _leads_to_call(items: Sequence[object], start: int) -> bool:
+    """Whether the reasoning run starting at ``start`` is directly followed by a call item."""
+    index = start
+    while index < len(items) and _type(items[index]) == "reasoning":
+        index += 1
+    return index < len(items) and _type(items[index]) in CALL_TYPES
+
+
+class OpenAIResponses:
+    """Reads and writes the Responses ``input`` list for the law."""
+
+    lane: Lane = "openai.responses"
+    unique_ids = True
+
+    def is_clean(self, messages: Sequence[object]) -> bool:
+        """``True`` only when every run of calls is already followed by exactly its outputs."""
+        pending: list[str] = []
+        emitted: set[str] = set()
+        in_run = False
+        for index, item in enumerate(messages):
+            kind = _type(item)
+            if kind in CALL_TYPES:
+                if pending and not in_run:
+                    return False
+                call_id = field(item, "call_id")
+                if not isinstance(call_id, str) or not call_id or call_id in emitted:
+                    return False
+                emitted.add(call_id)
+                pending.append(call_id)
+                in_run = True
+            elif kind in OUTPUT_TYPES:
+                in_run = False
+                call_id = field(item, "call_id")
+                if call_id not in pending:
+                    return False
+                pending.remove(call_id)
+            elif kind == "reasoning" and _leads_to_call(messages, index):
+                if pending and not in_run:
+                    return False
+            elif pending:
+                return False
+            else:
+                in_run = False
+        return not pending
+
+    def read(self, messages: Sequence[object]) -> list[Unit]:
+        """Runs of call items (with their reasoning) as turns; each output item a result."""
+        units: list[Unit] = []
+        index = 0
+        while index < len(messages):
+            item = messages[index]
+            kind = _type(item)
+            if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
+                start = index
+                calls: list[Call] = []
+                while index < len(messages):
+                    kind = _type(messages[index])
+                    if kind in CALL_TYPES:
+                        call = messages[index]
+                        calls.append(
+                            Call(
+                                call_id=call_id_of(call, "call_id", index, str(kind) + " item"),
+                                name=str(field(call, "name") or ""),
+                                ref=call,
+                            )
+                        )
+                    elif not (kind == "reasoning" and _leads_to_call(messages, index)):
+                        break
+                    index += 1
+                units.append(Turn(position=start, calls=calls, items=tuple(messages[start:index])))
+                continue
+            if kind in OUTPUT_TYPES:
+                units.append(
+                    Result(
+                        position=index,
+                        call_id=result_id_of(item, "call_id"),
+                        ref=item,
+                        source=item,
+                        interrupted=interrupted(field(item, "output")),
+                    )
+                )
+            else:
+                units.append(Other(position=index, ref=item, source=item))
+            index += 1
+        return units
+
+    def has_trailing(self, turn: Turn) -> bool:
+        """Never: items are flat."""
+        del turn
+        return False
+
+    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+        """The run's items in order with left-out calls (and the reasoning right ahead of them) removed."""
+        written = {id(old.ref): new.ref for old, new in calls}
+        out: list[object] = []
+        changed = False
+        for item in turn.items:
+            if _type(item) not in CALL_TYPES:
+                out.append(item)
+                continue
+            new = written.get(id(item))
+            if new is None:
+                changed = True
+                while out and _type(out[-1]) == "reasoning":
+                    out.pop()
+                continue
+            changed = changed or new is not item
+            out.append(new)
+        return out if changed else list(turn.items)
+
+    def rename_call(self, call: Call, new_id: str) -> Call:
+        """The call item under ``new_id`` (its item ``id``, when it has one, derived the same way)."""
+        item_id = field(call.ref, "id")
+        if isinstance(item_id, str) and item_id:
+            suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
+            return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
+        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id))
+
+    def rename_result(self, result: Result, new_id: str) -> object:
+        """The output item answering ``new_id``."""
+        return replace(result.ref, result.position, call_id=new_id)
+
+    def derive_id(self, call_id: str, taken: set[str]) -> str:
+        """``<call_id>_<n>``."""
+        return derive_id(call_id, taken, pattern_safe=False)
+
+    def synthesize(self, call: Call) -> object:
+        """An output item saying the call was interrupted and its outcome is unknown."""
+        kind = _type(call.ref)
+        output_type = _OUTPUT_OF.get(kind, "function_call_output") if isinstance(kind, str) else "function_call_output"
+        return {"type": output_type, "call_id": call.call_id, "output": INTERRUPTED_RESULT_TEXT}
+
+    def fold(self, results: Sequence[object]) -> object:
+        """One output item: outputs joined."""
+        output = fold_contents([field(r, "output") for r in results], lambda text: {"type": "input_text", "text": text})
+        return replace(results[0], output=output)
+
+    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+        """Every unit is one whole item."""
+        del messages
+        return [unit.ref for unit in units]
+
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
+        """The Responses API's rules, in its own words (``chained``: outputs may answer server-held calls)."""
+        violations: list[Violation] = []
+        calls: dict[str, int] = {}
+        outputs: set[str] = set()
+        item_ids: set[str] = set()
+        for position, item in enumerate(messages):
+            kind = _type(item)
+            item_id = field(item, "id")
+            if isinstance(item_id, str) and item_id:
+                if item_id in item_ids:
+                    violations.append(_duplicate(position, item_id))
+                item_ids.add(item_id)
+            if kind == "reasoning" and not (
+                position + 1 < len(messages) and _type(messages[position + 1]) not in OUTPUT_TYPES
+            ):
+                violations.append(
+                    Violation(
+                        position=position,
+                        rule="reasoning_without_following_item",
+                        message=f"Item '{item_id}' of type 'reasoning' was provided without its required "
+                        "following item.",
+                    )
+                )
+            call_id = field(item, "call_id")
+            if kind in CALL_TYPES:
+                if call_id in calls:
+                    violations.append(_duplicate(position, str(call_id)))
+                else:
+                    calls[str(call_id)] = position
+            elif kind in OUTPUT_TYPES:
+                if call_id in outputs:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="multiple_outputs",
+                            message=f"Duplicate item found with id {call_id}. Remove duplicate items from your "
+                            "input and try again.",
+                        )
+                    )
+                elif call_id not in calls and not chained:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="orphan_output",
+                            message=f"No tool call found for function call output with call_id {call_id}.",
+                        )
+                    )
+                outputs.add(str(call_id))
+        violations.extend(
+            Violation(
+                position=position,
+                rule="missing_output",
+                message=f"No tool output found for function call {call_id}.",
+            )
+            for call_id, position in calls.items()
+            if call_id not in outputs
+        )
+        return sorted(violations, key=lambda v: v.position)
+
+
+def _duplicate(position: int, item_id: str) -> Violation:
+    return Violation(
+        position=position,
+        rule="duplicate_item",
+        message=f"Duplicate item found with id {item_id}. Remove duplicate items from your input and try again.",
+    )
+
+
+ADAPTER: Final = OpenAIResponses()
