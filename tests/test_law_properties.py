@@ -1,0 +1,173 @@
+"""Property tests of the law over generated broken transcripts, per lane.
+
+Transcripts are drawn from a small id pool, so interruptions, late and duplicate results, repeated
+calls, reused ids, orphans and interrupted closes all occur; every text and result payload is
+unique, so what survives can be checked id by id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
+from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Text, Thinking, U, build
+
+IDS = ("c0", "c1", "c2", "c3")
+
+
+@st.composite
+def transcripts(draw: st.DrawFn, lane: Lane) -> list[Event]:
+    """A transcript of 0–14 events with unique payloads and ids from a small pool."""
+    events: list[Event] = []
+    counter = iter(range(10_000))
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(("U", "A", "A", "R", "R", "Rx")))
+        if kind == "U":
+            events.append(U(f"<u{next(counter)}>"))
+        elif kind == "R":
+            events.append(R(draw(st.sampled_from(IDS)), f"<r{next(counter)}>", draw(st.booleans())))
+        elif kind == "Rx":
+            events.append(Rx(draw(st.sampled_from(IDS))))
+        else:
+            blocks: list[Block] = []
+            for _ in range(draw(st.integers(1, 4))):
+                block = draw(st.sampled_from(("t", "c", "c", "th")))
+                n = next(counter)
+                if block == "t":
+                    blocks.append(Text(f"<a{n}>"))
+                elif block == "th":
+                    if lane == "openai.chat_completions":
+                        blocks.append(Text(f"<a{n}>"))  # Chat carries no reasoning blocks
+                    elif lane == "openai.responses":
+                        blocks.append(Thinking(f"<th{n}>"))
+                        blocks.append(Text(f"<a{n}>"))  # a reasoning item always has its following item
+                    else:
+                        blocks.append(Thinking(f"<th{n}>"))
+                else:
+                    blocks.append(CallBlock(draw(st.sampled_from(IDS)), f"tool{n}"))
+            events.append(A(*blocks))
+    return events
+
+
+def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    texts: list[str] = []
+    results: list[tuple[str, str]] = []
+    calls: list[tuple[str, str]] = []
+    for event in events:
+        if isinstance(event, U):
+            texts.append(event.text)
+        elif isinstance(event, R):
+            results.append((event.call_id, event.output))
+        elif isinstance(event, A):
+            for block in event.blocks:
+                if isinstance(block, CallBlock):
+                    calls.append((block.call_id, block.name))
+                elif isinstance(block, Text):
+                    texts.append(block.text)
+                elif isinstance(block, Thinking):
+                    texts.append(block.text)
+    return texts, results, calls
+
+
+def _check(lane: Lane, events: list[Event]) -> None:
+    given_list = build(lane, events)
+    view = ensure_tool_turn_invariants(given_list, lane=lane)
+
+    assert validate(view.messages, lane=lane) == [], "the view validates for its lane"
+
+    again = ensure_tool_turn_invariants(view.messages, lane=lane)
+    assert again.repairs == (), "a second pass restores nothing"
+    assert again.messages is view.messages, "and returns the same object"
+
+    assert ensure_tool_turn_invariants(build(lane, events), lane=lane) == view, "deterministic"
+
+    if not view.repairs:
+        assert view.messages is given_list
+
+    wire = json.dumps(view.messages)
+    texts, results, calls = _payloads(events)
+    orphaned = {i for r in view.repairs if r.form == "orphan_result" for i in r.tool_call_ids}
+    duplicated = {i for r in view.repairs if r.form == "duplicate_call" for i in r.tool_call_ids}
+    for text in texts:
+        assert text in wire, f"text {text} survives"
+    for call_id, payload in results:
+        assert payload in wire or call_id in orphaned, f"result {payload} of {call_id} survives or is a reported orphan"
+    for call_id, name in calls:
+        assert name in wire or call_id in duplicated, f"call {name} ({call_id}) survives or is a reported duplicate"
+    assert view.lossy == bool(orphaned or duplicated)
+
+
+_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(transcripts("anthropic.messages"))
+def test_anthropic_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Anthropic: the view validates, a second pass is a no-op, and nothing is lost unreported."""
+    _check("anthropic.messages", events)
+
+
+@_SETTINGS
+@given(transcripts("openai.chat_completions"))
+def test_chat_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Chat Completions: the view validates, a second pass is a no-op, and nothing is lost unreported."""
+    _check("openai.chat_completions", events)
+
+
+@_SETTINGS
+@given(transcripts("openai.responses"))
+def test_responses_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Responses: the view validates, a second pass is a no-op, and nothing is lost unreported."""
+    _check("openai.responses", events)
+
+
+_SCRIPT = """
+import json, sys
+from otel_toolturn import ensure_tool_turn_invariants
+from tests.transcripts import A, R, Rx, U, build, c, t
+events = [R("c9"), U("q"), A(t("a"), c("c1"), c("c2"), c("c3"), c("c1"), t("b")), R("c3"), U("wait"),
+          R("c2", "x"), R("c2", "y"), Rx("c1"), A(c("c3")), U("more")]
+out = {}
+for lane in ("anthropic.messages", "openai.chat_completions", "openai.responses"):
+    view = ensure_tool_turn_invariants(build(lane, events), lane=lane)
+    out[lane] = [view.messages, [[r.form, list(r.tool_call_ids), r.before_run] for r in view.repairs]]
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def test_output_is_identical_across_processes_and_hash_seeds() -> None:
+    """The same input gives the same bytes in two processes with different PYTHONHASHSEED values."""
+    root = Path(__file__).resolve().parents[1]
+    outputs = []
+    for seed in ("1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        done = subprocess.run(
+            [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, cwd=root, check=True
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["anthropic.messages"][1]
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_typed_sdk_objects_pass_through_and_are_copied_not_mutated(lane: Lane) -> None:
+    """Pydantic items from an earlier response are read like dicts; repaired ones are copies."""
+    from pydantic import BaseModel, ConfigDict  # noqa: PLC0415 - only this test needs pydantic
+
+    class Item(BaseModel):
+        model_config = ConfigDict(extra="allow", frozen=True)
+
+    events: list[Event] = [U("q"), A(CallBlock("c1"), CallBlock("c1")), R("c1")]
+    wire = [Item(**item) if isinstance(item, dict) else item for item in build(lane, events)]  # type: ignore[arg-type]
+    view = ensure_tool_turn_invariants(wire, lane=lane)
+    assert [r.form for r in view.repairs] == ["duplicate_call"]
+    assert isinstance(view.messages[1], Item)
+    assert view.messages[1] is not wire[1] or lane == "openai.responses"
