@@ -1,4 +1,4 @@
-"""The worked examples E1–E16 of the tool-turn law, in every lane where they apply."""
+"""The worked examples E1 to E16 of the tool-turn law, in every lane where they apply."""
 
 from __future__ import annotations
 
@@ -221,7 +221,10 @@ def test_fold_keeps_is_error_and_block_contents() -> None:
     """Folding block contents concatenates them with a separator block and keeps an is_error flag."""
     given: list[object] = [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "a"}]}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "a"}]}],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "b", "is_error": True}]},
     ]
     view = ensure_tool_turn_invariants(given, lane="anthropic.messages")

@@ -25,7 +25,7 @@ IDS = ("c0", "c1", "c2", "c3")
 
 @st.composite
 def transcripts(draw: st.DrawFn, lane: Lane) -> list[Event]:
-    """A transcript of 0–14 events with unique payloads and ids from a small pool."""
+    """A transcript of 0 to 14 events with unique payloads and ids from a small pool."""
     events: list[Event] = []
     counter = iter(range(10_000))
     for _ in range(draw(st.integers(0, 14))):
@@ -70,9 +70,7 @@ def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], li
             for block in event.blocks:
                 if isinstance(block, CallBlock):
                     calls.append((block.call_id, block.name))
-                elif isinstance(block, Text):
-                    texts.append(block.text)
-                elif isinstance(block, Thinking):
+                else:
                     texts.append(block.text)
     return texts, results, calls
 
@@ -166,7 +164,7 @@ def test_typed_sdk_objects_pass_through_and_are_copied_not_mutated(lane: Lane) -
         model_config = ConfigDict(extra="allow", frozen=True)
 
     events: list[Event] = [U("q"), A(CallBlock("c1"), CallBlock("c1")), R("c1")]
-    wire = [Item(**item) if isinstance(item, dict) else item for item in build(lane, events)]  # type: ignore[arg-type]
+    wire = [Item(**item) if isinstance(item, dict) else item for item in build(lane, events)]
     view = ensure_tool_turn_invariants(wire, lane=lane)
     assert [r.form for r in view.repairs] == ["duplicate_call"]
     assert isinstance(view.messages[1], Item)

@@ -122,7 +122,12 @@ def _anthropic(event: Event) -> dict[str, object]:
     elif isinstance(event, Rx):
         result = {"type": "tool_result", "tool_use_id": event.call_id, "content": event.text}
     else:
-        result = {"type": "tool_result", "tool_use_id": event.call_id, "content": INTERRUPTED_RESULT_TEXT, "is_error": True}
+        result = {
+            "type": "tool_result",
+            "tool_use_id": event.call_id,
+            "content": INTERRUPTED_RESULT_TEXT,
+            "is_error": True,
+        }
     return {"role": "user", "content": [result]}
 
 
@@ -163,11 +168,20 @@ def _responses(event: Event, number: int) -> list[object]:
                 )
             elif isinstance(block, Thinking):
                 items.append(
-                    {"type": "reasoning", "id": f"rs_{number}_{part}", "summary": [{"type": "summary_text", "text": block.text}]}
+                    {
+                        "type": "reasoning",
+                        "id": f"rs_{number}_{part}",
+                        "summary": [{"type": "summary_text", "text": block.text}],
+                    }
                 )
             else:
                 items.append(
-                    {"type": "function_call", "call_id": block.call_id, "name": block.name, "arguments": block.arguments}
+                    {
+                        "type": "function_call",
+                        "call_id": block.call_id,
+                        "name": block.name,
+                        "arguments": block.arguments,
+                    }
                 )
         return items
     if isinstance(event, R):
@@ -175,3 +189,20 @@ def _responses(event: Event, number: int) -> list[object]:
     if isinstance(event, Rx):
         return [{"type": "function_call_output", "call_id": event.call_id, "output": event.text}]
     return [{"type": "function_call_output", "call_id": event.call_id, "output": INTERRUPTED_RESULT_TEXT}]
+
+
+def as_api_reads(lane: Lane, messages: object) -> list[object]:
+    """The list as the provider reads it: Anthropic combines consecutive user messages' blocks."""
+    assert isinstance(messages, list)
+    if lane != "anthropic.messages":
+        return messages
+    out: list[object] = []
+    for message in messages:
+        assert isinstance(message, dict)
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        if out and message["role"] == "user" and out[-1]["role"] == "user":  # type: ignore[index]
+            out[-1]["content"].extend(blocks)  # type: ignore[index]
+        else:
+            out.append({"role": message["role"], "content": blocks})
+    return out

@@ -1,0 +1,207 @@
+"""Regression tests: the broken shapes users hit in public bug reports, and the defects of other repairers.
+
+Each transcript is written here in our own words and data; the shape is what matters.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
+from tests.transcripts import CLAUDE_CODE_CLOSE, A, Event, R, S, U, as_api_reads, build, c, t, th
+
+ANTHROPIC: Lane = "anthropic.messages"
+
+
+def _forms(view_repairs: object) -> list[tuple[str, tuple[str, ...]]]:
+    return [(r.form, r.tool_call_ids) for r in view_repairs]  # type: ignore[attr-defined]
+
+
+def test_case_1_ctrl_c_during_parallel_tools_then_continue() -> None:
+    """Interrupted parallel calls: the missing results are closed ahead of the user's 'continue', in call order."""
+    given: list[object] = [
+        {"role": "user", "content": "do x"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "reading"},
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"path": "b"}},
+                {"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"cmd": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "A"},
+                {"type": "text", "text": "continue"},
+            ],
+        },
+    ]
+    assert [v.rule for v in validate(given, lane=ANTHROPIC)] == ["missing_tool_result"]
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert _forms(view.repairs) == [("missing_result", ("toolu_2", "toolu_3"))]
+    assert not view.lossy
+    last = view.messages[-1]
+    assert isinstance(last, dict)
+    content = last["content"]
+    assert [b.get("tool_use_id") for b in content] == ["toolu_1", "toolu_2", "toolu_3", None]
+    assert content[-1] == {"type": "text", "text": "continue"}
+    assert validate(view.messages, lane=ANTHROPIC) == []
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_1_in_every_lane(lane: Lane) -> None:
+    """The same interruption in each lane: closed with synthetic results, the user's text kept after them."""
+    given = build(lane, [U("do x"), A(t("reading"), c("c1"), c("c2"), c("c3")), R("c1"), U("continue")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    expected = build(
+        lane, [U("do x"), A(t("reading"), c("c1"), c("c2"), c("c3")), R("c1"), S("c2"), S("c3"), U("continue")]
+    )
+    assert as_api_reads(lane, view.messages) == as_api_reads(lane, expected)
+
+
+def test_case_2_text_and_thinking_after_tool_use_on_retry() -> None:
+    """Blocks appended after a tool_use move ahead of the call; thinking blocks are moved, never changed."""
+    given = build(ANTHROPIC, [U("q"), A(th("plan"), c("c1"), t("retrying"), th("again")), R("c1")])
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert _forms(view.repairs) == [("trailing_text", ("c1",))]
+    assert view.messages == build(ANTHROPIC, [U("q"), A(th("plan"), t("retrying"), th("again"), c("c1")), R("c1")])
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_3_user_text_right_after_a_call(lane: Lane) -> None:
+    """A user who answers a call with plain text gets the call closed as interrupted ahead of the text."""
+    given = build(lane, [U("q"), A(c("c1")), U("never mind")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert view.messages == build(lane, [U("q"), A(c("c1")), S("c1"), U("never mind")])
+
+
+def test_case_4_history_starts_with_a_result_whose_call_was_trimmed() -> None:
+    """An orphan at the head is left out (lossy) while the text that shared its message is kept."""
+    given: list[object] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_gone", "content": "old"},
+                {"type": "text", "text": "summary follows"},
+            ],
+        },
+        {"role": "assistant", "content": "ok"},
+    ]
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert _forms(view.repairs) == [("orphan_result", ("toolu_gone",))]
+    assert view.lossy
+    assert view.messages == [
+        {"role": "user", "content": [{"type": "text", "text": "summary follows"}]},
+        {"role": "assistant", "content": "ok"},
+    ]
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_5_and_6_the_same_call_twice_in_one_message(lane: Lane) -> None:
+    """A call id emitted twice in one message keeps the first call; the drop is reported as lossy."""
+    given = build(lane, [U("q"), A(c("c1", "Read", '{"p": 1}'), c("c1", "Read", '{"p": 2}')), R("c1")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert _forms(view.repairs) == [("duplicate_call", ("c1",))]
+    assert view.lossy
+    assert view.messages == build(lane, [U("q"), A(c("c1", "Read", '{"p": 1}')), R("c1")])
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_7_human_in_the_loop_answers_a_confirmation_with_text(lane: Lane) -> None:
+    """A confirmation call answered by an ordinary message is closed, the user's message kept after it."""
+    given = build(lane, [U("book it"), A(c("c1", "confirm_booking")), U("actually, next week")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert _forms(view.repairs) == [("missing_result", ("c1",))]
+    assert validate(view.messages, lane=lane) == []
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_8_window_cut_between_a_call_and_its_result(lane: Lane) -> None:
+    """A trimmed window that starts with a result leaves the result out, reported as a lossy orphan."""
+    given = build(lane, [R("c1", "7"), A(t("The answer is 7")), U("and 3+3?")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert _forms(view.repairs) == [("orphan_result", ("c1",))]
+    assert view.messages == build(lane, [A(t("The answer is 7")), U("and 3+3?")])
+
+
+def test_case_9_chained_responses_keep_outputs_for_server_held_calls() -> None:
+    """With previous_response_id the call lives on the server: its output is kept, not an orphan."""
+    given: list[object] = [{"type": "function_call_output", "call_id": "call_9", "output": "42"}]
+    chained = ensure_tool_turn_invariants(given, lane="openai.responses", chained=True)
+    assert chained.repairs == ()
+    assert chained.messages == given
+    assert validate(given, lane="openai.responses", chained=True) == []
+    unchained = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert _forms(unchained.repairs) == [("orphan_result", ("call_9",))]
+
+
+def test_case_10_replayed_items_get_unique_ids() -> None:
+    """Items replayed twice no longer repeat call ids or item ids, and nothing is dropped."""
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "done"}
+    given: list[object] = [{"role": "user", "content": "q"}, call, output, call, output]
+    assert {v.rule for v in validate(given, lane="openai.responses")} >= {"duplicate_item"}
+    view = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert _forms(view.repairs) == [("reused_id", ("call_1",))]
+    assert not view.lossy
+    assert validate(view.messages, lane="openai.responses") == []
+    assert view.messages[3] == {**call, "id": "fc_1_2", "call_id": "call_1_2"}
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_case_13_a_cut_call_dropped_upstream_leaves_its_synthetic_result_orphaned(lane: Lane) -> None:
+    """A synthetic result whose cut call was dropped upstream is an orphan and is left out."""
+    given = build(lane, [U("q"), A(t("let me look")), R("c1", CLAUDE_CODE_CLOSE), U("continue")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert _forms(view.repairs) == [("orphan_result", ("c1",))]
+    assert validate(view.messages, lane=lane) == []
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_defect_one_late_one_missing_keeps_the_user_message(lane: Lane) -> None:
+    """One result late behind a user message and one missing: the user's message survives."""
+    events: list[Event] = [U("q"), A(c("c1"), c("c2")), U("hey"), R("c1", "r1")]
+    view = ensure_tool_turn_invariants(build(lane, events), lane=lane)
+    assert view.messages == build(lane, [U("q"), A(c("c1"), c("c2")), R("c1", "r1"), S("c2"), U("hey")])
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_defect_all_results_late_are_all_moved_up(lane: Lane) -> None:
+    """All results late behind a user message: every one is moved up, and the view is accepted."""
+    view = ensure_tool_turn_invariants(build(lane, [A(c("c1"), c("c2")), U("hey"), R("c1"), R("c2")]), lane=lane)
+    assert _forms(view.repairs) == [("late_result", ("c1", "c2"))]
+    assert validate(view.messages, lane=lane) == []
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_defect_a_result_behind_an_assistant_message_is_kept_not_replaced(lane: Lane) -> None:
+    """A real result behind an intervening assistant message is moved up, never replaced by a synthetic one."""
+    view = ensure_tool_turn_invariants(build(lane, [A(c("c1")), A(t("aloud")), R("c1", "real")]), lane=lane)
+    assert "real" in json.dumps(view.messages)
+    assert INTERRUPTED_RESULT_TEXT not in json.dumps(view.messages)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_defect_synthetic_results_follow_call_order(lane: Lane) -> None:
+    """Synthetic closes stand in call order, never in a hash-set order."""
+    ids = [f"call_{n}" for n in (7, 3, 9, 1, 5, 2, 8)]
+    view = ensure_tool_turn_invariants(build(lane, [U("q"), A(*(c(i) for i in ids))]), lane=lane)
+    expected = build(lane, [U("q"), A(*(c(i) for i in ids)), *(S(i) for i in ids)])
+    assert as_api_reads(lane, view.messages) == as_api_reads(lane, expected)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_defect_a_reused_id_keeps_the_second_turns_real_result(lane: Lane) -> None:
+    """An id reused in two answered turns keeps both real results; nothing is synthesised."""
+    view = ensure_tool_turn_invariants(
+        build(lane, [A(c("c0")), R("c0", "first"), A(c("c0")), R("c0", "second")]), lane=lane
+    )
+    wire = json.dumps(view.messages)
+    assert "first" in wire
+    assert "second" in wire
+    assert INTERRUPTED_RESULT_TEXT not in wire
+    assert validate(view.messages, lane=lane) == []
