@@ -163,7 +163,7 @@ def _restore(
     # (i) per turn: duplicate calls, then trailing blocks; slots in call order.
     slots_of: dict[int, list[_Slot]] = {}
     for index, unit in enumerate(units):
-        if not isinstance(unit, Turn):
+        if type(unit) is not Turn:
             continue
         seen: dict[str, None] = {}
         slots: list[_Slot] = []
@@ -184,11 +184,11 @@ def _restore(
     orphans: list[str] = []
     kept_orphans: set[int] = set()
     for index, unit in enumerate(units):
-        if isinstance(unit, Turn):
+        if type(unit) is Turn:
             for slot in slots_of[index]:
                 owner[slot.call.call_id] = slot
                 owner_turn[id(slot)] = index
-        elif isinstance(unit, Result):
+        elif type(unit) is Result:
             slot_for = owner.get(unit.call_id) if unit.call_id is not None else None
             if slot_for is not None:
                 slot_for.results.append(unit)
@@ -202,13 +202,13 @@ def _restore(
     if adapter.unique_ids:
         taken: set[str] = set()
         for unit in units:
-            if isinstance(unit, Turn):
+            if type(unit) is Turn:
                 taken.update(c.call_id for c in unit.calls)
-            elif isinstance(unit, Result) and unit.call_id is not None:
+            elif type(unit) is Result and unit.call_id is not None:
                 taken.add(unit.call_id)
         used: set[str] = set()
         for index, unit in enumerate(units):
-            if not isinstance(unit, Turn):
+            if type(unit) is not Turn:
                 continue
             for slot in slots_of[index]:
                 if slot.call.call_id in used:
@@ -222,11 +222,11 @@ def _restore(
     # The batch of each turn: which results stand in place right after it (with their unit index).
     in_place: dict[int, int] = {}
     for index, unit in enumerate(units):
-        if not isinstance(unit, Turn):
+        if type(unit) is not Turn:
             continue
         mine = {id(r) for s in slots_of[index] for r in s.results}
         follower = index + 1
-        while follower < len(units) and isinstance(units[follower], Result):
+        while follower < len(units) and type(units[follower]) is Result:
             if id(units[follower]) in mine:
                 in_place[id(units[follower])] = follower
             follower += 1

@@ -47,6 +47,8 @@ def is_interrupted_text(text: str) -> bool:
 
 def field(obj: object, name: str) -> object:
     """Read ``name`` from a dict or a typed SDK object; ``None`` when absent."""
+    if type(obj) is dict:
+        return obj.get(name)
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)

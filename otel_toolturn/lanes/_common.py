@@ -79,6 +79,8 @@ def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool) -> str:
 
 def role_of(message: object) -> object:
     """A message's role, from a dict or a typed object."""
+    if type(message) is dict:
+        return message.get("role")
     if isinstance(message, Mapping):
         return message.get("role")
     return getattr(message, "role", None)
@@ -86,4 +88,4 @@ def role_of(message: object) -> object:
 
 def is_list(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
     """A wire list (a list or tuple, never a string)."""
-    return isinstance(value, (list, tuple))
+    return type(value) is list or isinstance(value, (list, tuple))

@@ -50,6 +50,8 @@ def _block_list(message: object) -> Sequence[object]:
 
 
 def _type(block: object) -> object:
+    if type(block) is dict:
+        return block.get("type")
     if isinstance(block, Mapping):
         return block.get("type")
     return getattr(block, "type", None)
@@ -66,15 +68,22 @@ class AnthropicMessages:
         pending: list[str] = []
         emitted: set[str] = set()
         for message in messages:
-            role = role_of(message)
-            content = _blocks(message)
+            if type(message) is dict:
+                role, content = message.get("role"), message.get("content")
+            else:
+                role, content = role_of(message), _blocks(message)
+            if type(content) is str:
+                if pending:
+                    return False
+                continue
             if role == "assistant":
                 if pending:
                     return False
                 if is_list(content):
                     calling = False
                     for block in content:
-                        if _type(block) == "tool_use":
+                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if kind == "tool_use":
                             call_id = field(block, "id")
                             if not isinstance(call_id, str) or not call_id or call_id in emitted:
                                 return False
@@ -85,7 +94,8 @@ class AnthropicMessages:
                             return False
             elif role == "user" and is_list(content):
                 for block in content:
-                    if _type(block) == "tool_result":
+                    kind = block.get("type") if type(block) is dict else _type(block)
+                    if kind == "tool_result":
                         call_id = field(block, "tool_use_id")
                         if call_id not in pending:
                             return False

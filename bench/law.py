@@ -1,0 +1,110 @@
+"""The law's cost, side by side in one run, as ratios.
+
+For 200, 2,000 and 20,000 messages, clean and broken, per lane: the law's time as a ratio of
+``json.dumps`` of the same list (the floor any request pays to serialise it), and of
+``turnsafe.repair`` (the closest Python peer; Anthropic and Chat only) on the same input.
+Broken transcripts carry the real-world faults at about one turn in ten: a missing result, a late
+result behind a user message, text after a call, an orphan at the head.
+
+Run: ``python -m bench.law`` (``--quick`` for fewer repeats). Medians of several repeats; the
+machine is noisy, so read the ratios, not the absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from functools import partial
+
+from otel_toolturn import Lane, ensure_tool_turn_invariants
+from tests.transcripts import A, Block, Event, R, U, build, c, t
+
+try:
+    import turnsafe
+except ImportError:  # the peer is an optional bench dependency
+    turnsafe = None
+
+SIZES = (200, 2_000, 20_000)
+LANES: tuple[Lane, ...] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
+PEER_PROVIDER = {"anthropic.messages": "anthropic", "openai.chat_completions": "openai"}
+
+
+def session(size: int, *, broken: bool, seed: int = 7) -> list[Event]:
+    """An agent session of about ``size`` messages: questions, tool rounds, answers."""
+    rng = random.Random(seed)
+    events: list[Event] = []
+    if broken:
+        events.append(R("call_trimmed", "result of a call trimmed away"))
+    n = 0
+    while len(events) < size:
+        n += 1
+        events.append(U(f"question {n}: " + "please look into the logs " * 3))
+        calls = [f"call_{n}_{k}" for k in range(rng.randint(1, 3))]
+        fault = rng.randrange(10) if broken else -1
+        blocks: list[Block] = [t("Let me check."), *(c(i, "read_file", '{"path": "src/app.py"}') for i in calls)]
+        if fault == 0:
+            blocks.append(t("(text after the calls)"))
+        events.append(A(*blocks))
+        results = [R(i, "line of output " * 12) for i in calls]
+        if fault == 1:
+            results = results[:-1]
+        if fault == 2:
+            events.append(results[0])
+            events.append(U("and hurry"))
+            events.extend(results[1:])
+        else:
+            events.extend(results)
+        events.append(A(t("Here is what I found: " + "details " * 20)))
+    return events
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    """The median wall time of ``fn`` over ``repeats`` runs (after one warm-up run)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    args = parser.parse_args()
+    repeats = 3 if args.quick else 9
+    header = (
+        f"{'lane':26} {'state':7} {'msgs':>7} {'law µs':>10} {'÷ json.dumps':>13} "
+        f"{'turnsafe µs':>12} {'peer ÷ law':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for lane in LANES:
+        for broken in (False, True):
+            for size in SIZES:
+                messages = build(lane, session(size, broken=broken))
+                view = ensure_tool_turn_invariants(messages, lane=lane)
+                if bool(view.repairs) != broken:
+                    raise SystemExit(f"bench transcript {lane} {size} is not {'broken' if broken else 'clean'}")
+                law = median_time(partial(ensure_tool_turn_invariants, messages, lane=lane), repeats)
+                dumps = median_time(partial(json.dumps, messages), repeats)
+                peer_cell, ratio_cell = "n/a", "n/a"
+                provider = PEER_PROVIDER.get(lane)
+                if turnsafe is not None and provider is not None:
+                    peer = median_time(partial(turnsafe.repair, messages, provider), max(1, repeats // 3))
+                    peer_cell, ratio_cell = f"{peer * 1e6:,.0f}", f"{peer / law:,.1f}x"
+                state = "broken" if broken else "clean"
+                print(
+                    f"{lane:26} {state:7} {len(messages):>7,} {law * 1e6:>10,.0f} {law / dumps:>12.3f}x "
+                    f"{peer_cell:>12} {ratio_cell:>11}"
+                )
+
+
+if __name__ == "__main__":
+    main()
