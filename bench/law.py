@@ -26,7 +26,7 @@ from tests.transcripts import A, Block, Event, R, U, build, c, t
 try:
     import turnsafe
 except ImportError:  # the peer is an optional bench dependency
-    turnsafe = None
+    turnsafe = None  # type: ignore[assignment]
 
 SIZES = (200, 2_000, 20_000)
 LANES: tuple[Lane, ...] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
