@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._view import SECOND_RESULT_SEPARATOR, Call, LaneAdapter, Other, OutUnit, Result, Turn
+from otel_toolturn._view import SECOND_RESULT_SEPARATOR, Call, LaneAdapter, Result, Turn
 from otel_toolturn._vocab import REPAIR_DROPS, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for
 
@@ -104,10 +104,14 @@ _Note = Callable[[int, RepairForm, str], None]
 
 @dataclass(slots=True)
 class _Slot:
-    """One call of one turn and the results attributed to it, in transcript order."""
+    """One call of one turn, the results attributed to it in transcript order, and which stood in place."""
 
     call: Call
+    turn: int
     results: list[Result]
+    placed: dict[int, int]
+    """``id(result)`` → its unit index, for the results standing right after the turn."""
+    new_id: str | None = None
 
 
 def ensure_tool_turn_invariants(
@@ -160,91 +164,65 @@ def _restore(
         if call_id not in ids:
             ids.append(call_id)
 
-    # (i) per turn: duplicate calls, then trailing blocks; slots in call order.
+    # One pass: (i) per turn, duplicate calls then trailing blocks; (ii)/(iii) attribution of each
+    # result to the nearest earlier turn that emitted its id, noting whether it stands in place.
     slots_of: dict[int, list[_Slot]] = {}
-    for index, unit in enumerate(units):
-        if type(unit) is not Turn:
-            continue
-        seen: dict[str, None] = {}
-        slots: list[_Slot] = []
-        for call in unit.calls:
-            if call.call_id in seen:
-                note(index, "duplicate_call", call.call_id)
-                continue
-            seen[call.call_id] = None
-            slots.append(_Slot(call=call, results=[]))
-        if adapter.has_trailing(unit):
-            for slot in slots:
-                note(index, "trailing_text", slot.call.call_id)
-        slots_of[index] = slots
-
-    # (ii)/(iii) attribution: the nearest earlier turn that emitted the id.
     owner: dict[str, _Slot] = {}
-    owner_turn: dict[int, int] = {}
     orphans: list[str] = []
     kept_orphans: set[int] = set()
+    reused: list[_Slot] = []
+    adjacent = -1  # the turn whose batch is still running (only results since it), else -1
     for index, unit in enumerate(units):
         if type(unit) is Turn:
-            for slot in slots_of[index]:
-                owner[slot.call.call_id] = slot
-                owner_turn[id(slot)] = index
+            seen: set[str] = set()
+            slots: list[_Slot] = []
+            for call in unit.calls:
+                call_id = call.call_id
+                if call_id in seen:
+                    note(index, "duplicate_call", call_id)
+                    continue
+                seen.add(call_id)
+                slot = _Slot(call=call, turn=index, results=[], placed={})
+                if call_id in owner:
+                    reused.append(slot)
+                owner[call_id] = slot
+                slots.append(slot)
+            if adapter.has_trailing(unit):
+                for slot in slots:
+                    note(index, "trailing_text", slot.call.call_id)
+            slots_of[index] = slots
+            adjacent = index
         elif type(unit) is Result:
-            slot_for = owner.get(unit.call_id) if unit.call_id is not None else None
-            if slot_for is not None:
-                slot_for.results.append(unit)
+            owning = owner.get(unit.call_id) if unit.call_id is not None else None
+            if owning is not None:
+                owning.results.append(unit)
+                if owning.turn == adjacent:
+                    owning.placed[id(unit)] = index
             elif chained and unit.call_id is not None:
                 kept_orphans.add(index)
             elif (unit.call_id or "") not in orphans:
                 orphans.append(unit.call_id or "")
+        else:
+            adjacent = -1
 
     # Reused ids: later uses get a derived id where the lane needs unique ids.
-    renamed: dict[int, str] = {}
-    if adapter.unique_ids:
-        taken: set[str] = set()
+    if reused and adapter.unique_ids:
+        taken: set[str] = set(owner)
         for unit in units:
             if type(unit) is Turn:
                 taken.update(c.call_id for c in unit.calls)
             elif type(unit) is Result and unit.call_id is not None:
                 taken.add(unit.call_id)
-        used: set[str] = set()
-        for index, unit in enumerate(units):
-            if type(unit) is not Turn:
-                continue
-            for slot in slots_of[index]:
-                if slot.call.call_id in used:
-                    new_id = adapter.derive_id(slot.call.call_id, taken)
-                    taken.add(new_id)
-                    note(index, "reused_id", slot.call.call_id)
-                    renamed[id(slot)] = new_id
-                else:
-                    used.add(slot.call.call_id)
+        for slot in reused:
+            slot.new_id = adapter.derive_id(slot.call.call_id, taken)
+            taken.add(slot.new_id)
+            note(slot.turn, "reused_id", slot.call.call_id)
 
-    # The batch of each turn: which results stand in place right after it (with their unit index).
-    in_place: dict[int, int] = {}
+    out: list[object] = []
     for index, unit in enumerate(units):
-        if type(unit) is not Turn:
-            continue
-        mine = {id(r) for s in slots_of[index] for r in s.results}
-        follower = index + 1
-        while follower < len(units) and type(units[follower]) is Result:
-            if id(units[follower]) in mine:
-                in_place[id(units[follower])] = follower
-            follower += 1
-
-    out: list[OutUnit] = []
-    for index, unit in enumerate(units):
-        if isinstance(unit, Turn):
-            _emit_turn(
-                adapter,
-                index,
-                unit,
-                slots=slots_of[index],
-                renamed=renamed,
-                in_place=in_place,
-                note=note,
-                out=out,
-            )
-        elif not isinstance(unit, Result) or index in kept_orphans:
+        if type(unit) is Turn:
+            _emit_turn(adapter, index, unit, slots=slots_of[index], note=note, out=out)
+        elif type(unit) is not Result or index in kept_orphans:
             out.append(unit)
 
     repairs: list[ToolTurnRepair] = []
@@ -274,49 +252,38 @@ def _emit_turn(
     turn: Turn,
     *,
     slots: list[_Slot],
-    renamed: dict[int, str],
-    in_place: dict[int, int],
     note: _Note,
-    out: list[OutUnit],
+    out: list[object],
 ) -> None:
     """Write one turn and its batch: results in place first, then moved-up ones, then synthetic closes."""
-    calls = [adapter.rename_call(s.call, renamed[id(s)]) if id(s) in renamed else s.call for s in slots]
-    out.extend(
-        Other(position=turn.position, ref=item, source=item)
-        for item in adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)])
-    )
+    calls = [adapter.rename_call(s.call, s.new_id) if s.new_id is not None else s.call for s in slots]
+    out.extend(adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)]))
     placed: list[tuple[int, Result]] = []
     moved: list[Result] = []
     synthetic: list[Result] = []
     for slot, call in zip(slots, calls, strict=True):
         call_id = slot.call.call_id
-        real = [r for r in slot.results if not r.interrupted]
-        closes = [r for r in slot.results if r.interrupted]
-        if not slot.results:
+        results = slot.results
+        if not results:
             note(index, "missing_result", call_id)
             ref = adapter.synthesize(call)
-            synthetic.append(
-                Result(position=turn.position, call_id=call.call_id, ref=ref, source=None, interrupted=True)
-            )
+            synthetic.append(Result(turn.position, call.call_id, ref, None))
             continue
-        kept = real if real else closes[:1]
-        primary = kept[0]
-        if len(slot.results) > 1:
+        if len(results) == 1:
+            kept = results
+        else:
             note(index, "duplicate_result", call_id)
-        ref = adapter.fold([r.ref for r in kept]) if len(kept) > 1 else primary.ref
+            real = [r for r in results if not adapter.interrupted(r)]
+            kept = real or results[:1]
+        primary = kept[0]
         result = primary
-        if ref is not primary.ref:
-            result = Result(position=primary.position, call_id=primary.call_id, ref=ref, source=None, interrupted=False)
-        if id(slot) in renamed:
-            result = Result(
-                position=result.position,
-                call_id=call.call_id,
-                ref=adapter.rename_result(result, call.call_id),
-                source=None,
-                interrupted=result.interrupted,
-            )
-        if id(primary) in in_place:
-            placed.append((in_place[id(primary)], result))
+        if len(kept) > 1:
+            result = Result(primary.position, primary.call_id, adapter.fold([r.ref for r in kept]), None)
+        if slot.new_id is not None:
+            result = Result(result.position, slot.new_id, adapter.rename_result(result, slot.new_id), None)
+        at = slot.placed.get(id(primary))
+        if at is not None:
+            placed.append((at, result))
         else:
             note(index, "late_result", call_id)
             moved.append(result)

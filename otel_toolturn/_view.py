@@ -6,8 +6,8 @@ outcome back. The view knows no wire format; the law knows no lane.
 - ``Turn``: one assistant message (Responses: one run of call items) that emits tool calls.
 - ``Result``: one recorded result (an Anthropic ``tool_result`` block, a Chat ``tool`` message, a
   Responses ``function_call_output`` item), with the call id it answers.
-- ``Other``: anything else, carried untouched (Anthropic: the non-result blocks of a user message
-  that also held results, kept together as one unit).
+- anything else is carried untouched as the wire item itself; ``Other`` wraps the one exception,
+  the non-result blocks of an Anthropic user message that also held results.
 
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace``,
 which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
@@ -101,13 +101,12 @@ class Result:
     call_id: str | None
     ref: object
     source: object
-    """The wire message the result stands in (the result itself where results are whole items)."""
-    interrupted: bool
+    """The wire message the result stands in (``None`` for a result the law made or changed)."""
 
 
 @dataclass(slots=True)
 class Other:
-    """Anything the law does not touch, in its place."""
+    """A run of a message's blocks the law carries untouched (whole untouched items stand as themselves)."""
 
     position: int
     ref: object
@@ -116,9 +115,8 @@ class Other:
     """``ref`` is a run of the source message's blocks (Anthropic), not a whole wire item."""
 
 
-Unit = Turn | Result | Other
-OutUnit = Result | Other
-"""What the law emits: a turn is written back as whole items (``Other``), results as they stand."""
+Unit = object
+"""A unit of the view: a ``Turn``, a ``Result``, an ``Other`` block run, or an untouched wire item."""
 
 
 class LaneAdapter(Protocol):
@@ -132,7 +130,10 @@ class LaneAdapter(Protocol):
         """A fast pre-check: ``True`` only when the law would restore nothing."""
 
     def read(self, messages: Sequence[object]) -> list[Unit]:
-        """Cut the wire list into units, in order."""
+        """Cut the wire list into units, in order (untouched items as themselves)."""
+
+    def interrupted(self, result: Result) -> bool:
+        """Whether the result is an interrupted close (it says only that no outcome was recorded)."""
 
     def has_trailing(self, turn: Turn) -> bool:
         """Whether a non-call block stands after the turn's first call."""
@@ -158,8 +159,8 @@ class LaneAdapter(Protocol):
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""
 
-    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
-        """The wire list for the law's output units."""
+    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
+        """The wire list for the law's output units (written turn items and untouched items as they are)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -18,7 +18,6 @@ from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
     Call,
     Other,
-    OutUnit,
     Result,
     Turn,
     Unit,
@@ -138,7 +137,6 @@ class AnthropicMessages:
                                 call_id=result_id_of(block, "tool_use_id"),
                                 ref=block,
                                 source=message,
-                                interrupted=interrupted(field(block, "content")),
                             )
                         )
                     else:
@@ -146,8 +144,12 @@ class AnthropicMessages:
                 if run:
                     units.append(Other(position=position, ref=tuple(run), source=message, part=True))
                 continue
-            units.append(Other(position=position, ref=message, source=message))
+            units.append(message)
         return units
+
+    def interrupted(self, result: Result) -> bool:
+        """Whether the result's content is an interrupted close."""
+        return interrupted(field(result.ref, "content"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Whether any non-``tool_use`` block stands after the first ``tool_use``."""
@@ -199,7 +201,7 @@ class AnthropicMessages:
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
-    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
         """Whole messages as they are; result and remainder runs regrouped into user messages.
 
         A run of units that is exactly one original message's blocks, in order, is that message
@@ -209,11 +211,11 @@ class AnthropicMessages:
         out: list[object] = []
         run: list[Result | Other] = []
         for unit in units:
-            if isinstance(unit, Result) or (isinstance(unit, Other) and unit.part):
+            if type(unit) is Result or type(unit) is Other:
                 run.append(unit)
             else:
                 _flush(run, out)
-                out.append(unit.ref)
+                out.append(unit)
         _flush(run, out)
         return out
 

@@ -15,8 +15,6 @@ from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
     Call,
-    Other,
-    OutUnit,
     Result,
     Turn,
     Unit,
@@ -103,12 +101,15 @@ class OpenAIChat:
                         call_id=result_id_of(message, "tool_call_id"),
                         ref=message,
                         source=message,
-                        interrupted=interrupted(field(message, "content")),
                     )
                 )
                 continue
-            units.append(Other(position=position, ref=message, source=message))
+            units.append(message)
         return units
+
+    def interrupted(self, result: Result) -> bool:
+        """Whether the result's content is an interrupted close."""
+        return interrupted(field(result.ref, "content"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Never: text and calls are separate fields."""
@@ -145,10 +146,10 @@ class OpenAIChat:
         content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
         return replace(results[0], content=content)
 
-    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
         """Every unit is one whole message."""
         del messages
-        return [unit.ref for unit in units]
+        return [unit.ref if type(unit) is Result else unit for unit in units]
 
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """Chat Completions' tool-turn rules, in OpenAI's own words."""

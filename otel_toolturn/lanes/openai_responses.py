@@ -17,8 +17,6 @@ from typing import Final
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
     Call,
-    Other,
-    OutUnit,
     Result,
     Turn,
     Unit,
@@ -122,13 +120,16 @@ class OpenAIResponses:
                         call_id=result_id_of(item, "call_id"),
                         ref=item,
                         source=item,
-                        interrupted=interrupted(field(item, "output")),
                     )
                 )
             else:
-                units.append(Other(position=index, ref=item, source=item))
+                units.append(item)
             index += 1
         return units
+
+    def interrupted(self, result: Result) -> bool:
+        """Whether the result's output is an interrupted close."""
+        return interrupted(field(result.ref, "output"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Never: items are flat."""
@@ -181,10 +182,10 @@ class OpenAIResponses:
         output = fold_contents([field(r, "output") for r in results], lambda text: {"type": "input_text", "text": text})
         return replace(results[0], output=output)
 
-    def write(self, units: Sequence[OutUnit], messages: Sequence[object]) -> list[object]:
+    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
         """Every unit is one whole item."""
         del messages
-        return [unit.ref for unit in units]
+        return [unit.ref if type(unit) is Result else unit for unit in units]
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Responses API's rules, in its own words (``chained``: outputs may answer server-held calls)."""
