@@ -49,7 +49,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._view import SECOND_RESULT_SEPARATOR, Call, LaneAdapter, Result, Turn
+from otel_toolturn._view import (
+    OTHER,
+    PART,
+    RESULT,
+    SECOND_RESULT_SEPARATOR,
+    TURN,
+    Call,
+    Emitted,
+    LaneAdapter,
+    Turn,
+    View,
+)
 from otel_toolturn._vocab import REPAIR_DROPS, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for
 
@@ -104,13 +115,13 @@ _Note = Callable[[int, RepairForm, str], None]
 
 @dataclass(slots=True)
 class _Slot:
-    """One call of one turn, the results attributed to it in transcript order, and which stood in place."""
+    """One call of one turn, its results (unit indices, in transcript order), and which stood in place."""
 
     call: Call
     turn: int
-    results: list[Result]
-    placed: dict[int, int]
-    """``id(result)`` → its unit index, for the results standing right after the turn."""
+    results: list[int]
+    placed: set[int]
+    """The unit indices of its results that stood right after the turn."""
     new_id: str | None = None
 
 
@@ -155,14 +166,20 @@ def _restore(
     *,
     chained: bool,
 ) -> ToolTurnView:
-    units = adapter.read(messages)
+    view = adapter.read(messages)
+    units, kinds, ids = view.units, view.kinds, view.ids
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
     per_turn: dict[int, dict[RepairForm, list[str]]] = {}
 
     def note(turn_index: int, form: RepairForm, call_id: str) -> None:
-        ids = per_turn.setdefault(turn_index, {}).setdefault(form, [])
-        if call_id not in ids:
-            ids.append(call_id)
+        forms = per_turn.get(turn_index)
+        if forms is None:
+            forms = per_turn[turn_index] = {}
+        noted = forms.get(form)
+        if noted is None:
+            forms[form] = [call_id]
+        elif call_id not in noted:
+            noted.append(call_id)
 
     # One pass: (i) per turn, duplicate calls then trailing blocks; (ii)/(iii) attribution of each
     # result to the nearest earlier turn that emitted its id, noting whether it stands in place.
@@ -172,60 +189,70 @@ def _restore(
     kept_orphans: set[int] = set()
     reused: list[_Slot] = []
     adjacent = -1  # the turn whose batch is still running (only results since it), else -1
-    for index, unit in enumerate(units):
-        if type(unit) is Turn:
+    for index, kind in enumerate(kinds):
+        if kind == RESULT:
+            call_id = ids[index]
+            owning = owner.get(call_id) if call_id is not None else None
+            if owning is not None:
+                owning.results.append(index)
+                if owning.turn == adjacent:
+                    owning.placed.add(index)
+            elif chained and call_id is not None:
+                kept_orphans.add(index)
+            elif (call_id or "") not in orphans:
+                orphans.append(call_id or "")
+        elif kind == TURN:
+            turn = units[index]
+            assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
             seen: set[str] = set()
             slots: list[_Slot] = []
-            for call in unit.calls:
+            for call in turn.calls:
                 call_id = call.call_id
                 if call_id in seen:
                     note(index, "duplicate_call", call_id)
                     continue
                 seen.add(call_id)
-                slot = _Slot(call=call, turn=index, results=[], placed={})
+                slot = _Slot(call, index, [], set())
                 if call_id in owner:
                     reused.append(slot)
                 owner[call_id] = slot
                 slots.append(slot)
-            if adapter.has_trailing(unit):
+            if adapter.has_trailing(turn):
                 for slot in slots:
                     note(index, "trailing_text", slot.call.call_id)
             slots_of[index] = slots
             adjacent = index
-        elif type(unit) is Result:
-            owning = owner.get(unit.call_id) if unit.call_id is not None else None
-            if owning is not None:
-                owning.results.append(unit)
-                if owning.turn == adjacent:
-                    owning.placed[id(unit)] = index
-            elif chained and unit.call_id is not None:
-                kept_orphans.add(index)
-            elif (unit.call_id or "") not in orphans:
-                orphans.append(unit.call_id or "")
         else:
             adjacent = -1
 
     # Reused ids: later uses get a derived id where the lane needs unique ids.
     if reused and adapter.unique_ids:
         taken: set[str] = set(owner)
+        taken.update(i for i in ids.values() if i is not None)
         for unit in units:
             if type(unit) is Turn:
                 taken.update(c.call_id for c in unit.calls)
-            elif type(unit) is Result and unit.call_id is not None:
-                taken.add(unit.call_id)
         for slot in reused:
             slot.new_id = adapter.derive_id(slot.call.call_id, taken)
             taken.add(slot.new_id)
             note(slot.turn, "reused_id", slot.call.call_id)
 
-    out: list[object] = []
-    for index, unit in enumerate(units):
-        if type(unit) is Turn:
-            _emit_turn(adapter, index, unit, slots=slots_of[index], note=note, out=out)
-        elif type(unit) is not Result or index in kept_orphans:
-            out.append(unit)
-
     repairs: list[ToolTurnRepair] = []
+    out = Emitted()
+    items, out_kinds, out_sources = out.items, out.kinds, out.sources
+    sources = view.sources
+    for index, kind in enumerate(kinds):
+        if kind == OTHER:
+            items.append(units[index])
+            out_kinds.append(OTHER)
+            out_sources.append(None)
+        elif kind == TURN:
+            _emit_turn(adapter, view, index, slots=slots_of[index], note=note, out=out)
+        elif kind == PART or index in kept_orphans:
+            items.append(units[index])
+            out_kinds.append(kind)
+            out_sources.append(sources.get(index))
+
     for index in sorted(per_turn):
         forms = per_turn[index]
         turn = units[index]
@@ -243,51 +270,65 @@ def _restore(
         repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(orphans)))
     if not repairs:
         return ToolTurnView(messages=messages, repairs=())
-    return ToolTurnView(messages=adapter.write(out, messages), repairs=tuple(repairs))
+    return ToolTurnView(messages=adapter.write(out), repairs=tuple(repairs))
 
 
 def _emit_turn(
     adapter: LaneAdapter,
+    view: View,
     index: int,
-    turn: Turn,
     *,
     slots: list[_Slot],
     note: _Note,
-    out: list[object],
+    out: Emitted,
 ) -> None:
     """Write one turn and its batch: results in place first, then moved-up ones, then synthetic closes."""
+    turn = view.units[index]
+    assert isinstance(turn, Turn)  # noqa: S101 - only turns reach here; narrows for the type checker
     calls = [adapter.rename_call(s.call, s.new_id) if s.new_id is not None else s.call for s in slots]
-    out.extend(adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)]))
-    placed: list[tuple[int, Result]] = []
-    moved: list[Result] = []
-    synthetic: list[Result] = []
+    written = adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)])
+    out.items.extend(written)
+    out.kinds.extend([OTHER] * len(written))
+    out.sources.extend([None] * len(written))
+    units, sources = view.units, view.sources
+    placed: list[tuple[int, object, object]] = []
+    moved: list[tuple[object, object]] = []
+    synthetic: list[object] = []
     for slot, call in zip(slots, calls, strict=True):
         call_id = slot.call.call_id
         results = slot.results
         if not results:
             note(index, "missing_result", call_id)
-            ref = adapter.synthesize(call)
-            synthetic.append(Result(turn.position, call.call_id, ref, None))
+            synthetic.append(adapter.synthesize(call))
             continue
         if len(results) == 1:
             kept = results
         else:
             note(index, "duplicate_result", call_id)
-            real = [r for r in results if not adapter.interrupted(r)]
+            real = [r for r in results if not adapter.interrupted(units[r])]
             kept = real or results[:1]
         primary = kept[0]
-        result = primary
+        ref = units[primary]
+        source = sources.get(primary)
         if len(kept) > 1:
-            result = Result(primary.position, primary.call_id, adapter.fold([r.ref for r in kept]), None)
+            ref, source = adapter.fold([units[r] for r in kept]), None
         if slot.new_id is not None:
-            result = Result(result.position, slot.new_id, adapter.rename_result(result, slot.new_id), None)
-        at = slot.placed.get(id(primary))
-        if at is not None:
-            placed.append((at, result))
+            ref, source = adapter.rename_result(ref, slot.new_id), None
+        if primary in slot.placed:
+            placed.append((primary, ref, source))
         else:
             note(index, "late_result", call_id)
-            moved.append(result)
-    placed.sort(key=lambda pair: pair[0])
-    out.extend(r for _, r in placed)
-    out.extend(moved)
-    out.extend(synthetic)
+            moved.append((ref, source))
+    placed.sort(key=lambda entry: entry[0])
+    for _, ref, source in placed:
+        out.items.append(ref)
+        out.kinds.append(RESULT)
+        out.sources.append(source)
+    for ref, source in moved:
+        out.items.append(ref)
+        out.kinds.append(RESULT)
+        out.sources.append(source)
+    for ref in synthetic:
+        out.items.append(ref)
+        out.kinds.append(RESULT)
+        out.sources.append(None)

@@ -3,11 +3,11 @@
 A lane adapter (``otel_toolturn.lanes``) reads its wire list into this view and writes the law's
 outcome back. The view knows no wire format; the law knows no lane.
 
-- ``Turn``: one assistant message (Responses: one run of call items) that emits tool calls.
-- ``Result``: one recorded result (an Anthropic ``tool_result`` block, a Chat ``tool`` message, a
-  Responses ``function_call_output`` item), with the call id it answers.
-- anything else is carried untouched as the wire item itself; ``Other`` wraps the one exception,
-  the non-result blocks of an Anthropic user message that also held results.
+- a turn (``Turn``): one assistant message (Responses: one run of call items) that emits calls;
+- a result: one recorded result (an Anthropic ``tool_result`` block, a Chat ``tool`` message, a
+  Responses ``function_call_output`` item), with the call id it answers;
+- a part: the non-result blocks of an Anthropic user message that also held results;
+- anything else, carried untouched as the wire item itself.
 
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace``,
 which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
@@ -93,30 +93,43 @@ class Turn:
     """The wire items the turn was read from (one message, or the Responses run)."""
 
 
+OTHER: Final = 0
+"""A unit carried untouched: the wire item itself."""
+TURN: Final = 1
+"""A unit that is a ``Turn``."""
+RESULT: Final = 2
+"""A unit that is one recorded result's wire object (a block, a message or an item)."""
+PART: Final = 3
+"""A unit that is a run of a message's non-result blocks (Anthropic), as a tuple."""
+
+
 @dataclass(slots=True)
-class Result:
-    """One recorded result and the call id it answers (``None``: the id could not be read)."""
+class View:
+    """A wire list cut into units, as parallel lists, so an untouched item costs two appends.
 
-    position: int
-    call_id: str | None
-    ref: object
-    source: object
-    """The wire message the result stands in (``None`` for a result the law made or changed)."""
+    ``units[i]`` is read by ``kinds[i]``: the wire item (``OTHER``), a ``Turn`` (``TURN``), a
+    result's wire object (``RESULT``), or a tuple of blocks (``PART``). For a result, ``ids[i]`` is
+    the call id it answers (``None``: unreadable); for a result or a part, ``sources[i]`` is the wire
+    message it stands in.
+    """
+
+    units: list[object] = dataclasses.field(default_factory=list)
+    kinds: list[int] = dataclasses.field(default_factory=list)
+    ids: dict[int, str | None] = dataclasses.field(default_factory=dict)
+    sources: dict[int, object] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(slots=True)
-class Other:
-    """A run of a message's blocks the law carries untouched (whole untouched items stand as themselves)."""
+class Emitted:
+    """The law's output, as parallel lists: each item, its kind, and (results, parts) its source message.
 
-    position: int
-    ref: object
-    source: object
-    part: bool = False
-    """``ref`` is a run of the source message's blocks (Anthropic), not a whole wire item."""
+    A turn is emitted as its written wire items (``OTHER``); a result the law made or changed has
+    the source ``None``.
+    """
 
-
-Unit = object
-"""A unit of the view: a ``Turn``, a ``Result``, an ``Other`` block run, or an untouched wire item."""
+    items: list[object] = dataclasses.field(default_factory=list)
+    kinds: list[int] = dataclasses.field(default_factory=list)
+    sources: list[object] = dataclasses.field(default_factory=list)
 
 
 class LaneAdapter(Protocol):
@@ -129,10 +142,10 @@ class LaneAdapter(Protocol):
     def is_clean(self, messages: Sequence[object]) -> bool:
         """A fast pre-check: ``True`` only when the law would restore nothing."""
 
-    def read(self, messages: Sequence[object]) -> list[Unit]:
+    def read(self, messages: Sequence[object]) -> View:
         """Cut the wire list into units, in order (untouched items as themselves)."""
 
-    def interrupted(self, result: Result) -> bool:
+    def interrupted(self, result: object) -> bool:
         """Whether the result is an interrupted close (it says only that no outcome was recorded)."""
 
     def has_trailing(self, turn: Turn) -> bool:
@@ -147,7 +160,7 @@ class LaneAdapter(Protocol):
     def rename_call(self, call: Call, new_id: str) -> Call:
         """A copy of the call carrying ``new_id``."""
 
-    def rename_result(self, result: Result, new_id: str) -> object:
+    def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
@@ -159,8 +172,8 @@ class LaneAdapter(Protocol):
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""
 
-    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
-        """The wire list for the law's output units (written turn items and untouched items as they are)."""
+    def write(self, out: Emitted) -> list[object]:
+        """The wire list for the law's output."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

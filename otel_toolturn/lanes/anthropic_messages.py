@@ -16,11 +16,14 @@ from typing import Final
 
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
+    OTHER,
+    PART,
+    RESULT,
+    TURN,
     Call,
-    Other,
-    Result,
+    Emitted,
     Turn,
-    Unit,
+    View,
     Violation,
     field,
     replace,
@@ -105,51 +108,60 @@ class AnthropicMessages:
                 return False
         return not pending
 
-    def read(self, messages: Sequence[object]) -> list[Unit]:
-        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs kept."""
-        units: list[Unit] = []
+    def read(self, messages: Sequence[object]) -> View:
+        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs parts."""
+        view = View()
+        units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
         for position, message in enumerate(messages):
-            role = role_of(message)
-            content = _blocks(message)
-            if role == "assistant" and is_list(content):
-                calls = [
-                    Call(
-                        call_id=call_id_of(block, "id", position, "tool_use block"),
-                        name=str(field(block, "name") or ""),
-                        ref=block,
-                    )
-                    for block in content
-                    if _type(block) == "tool_use"
-                ]
-                if calls:
-                    units.append(Turn(position=position, calls=calls, items=(message,)))
-                    continue
-            elif role == "user" and is_list(content) and any(_type(b) == "tool_result" for b in content):
-                run: list[object] = []
-                for block in content:
-                    if _type(block) == "tool_result":
-                        if run:
-                            units.append(Other(position=position, ref=tuple(run), source=message, part=True))
-                            run = []
-                        units.append(
-                            Result(
-                                position=position,
-                                call_id=result_id_of(block, "tool_use_id"),
-                                ref=block,
-                                source=message,
-                            )
+            if type(message) is dict:
+                role, content = message.get("role"), message.get("content")
+            else:
+                role, content = role_of(message), _blocks(message)
+            if type(content) is not str and is_list(content):
+                if role == "assistant":
+                    calls = [
+                        Call(
+                            call_id=call_id_of(block, "id", position, "tool_use block"),
+                            name=str(field(block, "name") or ""),
+                            ref=block,
                         )
-                    else:
-                        run.append(block)
-                if run:
-                    units.append(Other(position=position, ref=tuple(run), source=message, part=True))
-                continue
+                        for block in content
+                        if _type(block) == "tool_use"
+                    ]
+                    if calls:
+                        units.append(Turn(position=position, calls=calls, items=(message,)))
+                        kinds.append(TURN)
+                        continue
+                elif role == "user":
+                    mark = len(units)
+                    run: list[object] = []
+                    for block in content:
+                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if kind == "tool_result":
+                            if run:
+                                sources[len(units)] = message
+                                units.append(tuple(run))
+                                kinds.append(PART)
+                                run = []
+                            ids[len(units)] = result_id_of(block, "tool_use_id")
+                            sources[len(units)] = message
+                            units.append(block)
+                            kinds.append(RESULT)
+                        else:
+                            run.append(block)
+                    if len(units) > mark:
+                        if run:
+                            sources[len(units)] = message
+                            units.append(tuple(run))
+                            kinds.append(PART)
+                        continue
             units.append(message)
-        return units
+            kinds.append(OTHER)
+        return view
 
-    def interrupted(self, result: Result) -> bool:
+    def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
-        return interrupted(field(result.ref, "content"))
+        return interrupted(field(result, "content"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Whether any non-``tool_use`` block stands after the first ``tool_use``."""
@@ -177,9 +189,9 @@ class AnthropicMessages:
         """The ``tool_use`` block under ``new_id``."""
         return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
 
-    def rename_result(self, result: Result, new_id: str) -> object:
+    def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool_result`` block answering ``new_id``."""
-        return replace(result.ref, result.position, tool_use_id=new_id)
+        return replace(result, tool_use_id=new_id)
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``."""
@@ -201,42 +213,45 @@ class AnthropicMessages:
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
-    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
-        """Whole messages as they are; result and remainder runs regrouped into user messages.
+    def write(self, out: Emitted) -> list[object]:
+        """Whole messages as they are; result and part runs regrouped into user messages.
 
         A run of units that is exactly one original message's blocks, in order, is that message
         object; anything else becomes a new user message, results first.
         """
-        del messages
-        out: list[object] = []
-        run: list[Result | Other] = []
-        for unit in units:
-            if type(unit) is Result or type(unit) is Other:
-                run.append(unit)
+        wire: list[object] = []
+        run: list[tuple[int, object, object]] = []
+        for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
+            if kind == OTHER:
+                if run:
+                    _flush(run, wire)
+                wire.append(item)
             else:
-                _flush(run, out)
-                out.append(unit)
-        _flush(run, out)
-        return out
+                run.append((kind, item, source))
+        if run:
+            _flush(run, wire)
+        return wire
 
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
 
 
-def _unit_blocks(unit: Result | Other) -> list[object]:
-    return [unit.ref] if isinstance(unit, Result) else list(unit.ref) if is_list(unit.ref) else [unit.ref]
+def _unit_blocks(kind: int, item: object) -> list[object]:
+    if kind == PART and is_list(item):
+        return list(item)
+    return [item]
 
 
-def _flush(run: list[Result | Other], out: list[object]) -> None:
+def _flush(run: list[tuple[int, object, object]], wire: list[object]) -> None:
     fresh: list[object] = []
     index = 0
     while index < len(run):
-        source = run[index].source
+        source = run[index][2]
         end = index
         blocks: list[object] = []
-        while end < len(run) and source is not None and run[end].source is source:
-            blocks.extend(_unit_blocks(run[end]))
+        while end < len(run) and source is not None and run[end][2] is source:
+            blocks.extend(_unit_blocks(run[end][0], run[end][1]))
             end += 1
         content = _blocks(source) if source is not None else None
         if (
@@ -246,15 +261,15 @@ def _flush(run: list[Result | Other], out: list[object]) -> None:
             and all(a is b for a, b in zip(blocks, content, strict=True))
         ):
             if fresh:
-                out.append({"role": "user", "content": fresh})
+                wire.append({"role": "user", "content": fresh})
                 fresh = []
-            out.append(source)
+            wire.append(source)
             index = end
         else:
-            fresh.extend(_unit_blocks(run[index]))
+            fresh.extend(_unit_blocks(run[index][0], run[index][1]))
             index += 1
     if fresh:
-        out.append({"role": "user", "content": fresh})
+        wire.append({"role": "user", "content": fresh})
     run.clear()
 
 

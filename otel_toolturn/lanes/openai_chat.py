@@ -14,10 +14,13 @@ from typing import Final
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
+    OTHER,
+    RESULT,
+    TURN,
     Call,
-    Result,
+    Emitted,
     Turn,
-    Unit,
+    View,
     Violation,
     field,
     replace,
@@ -77,11 +80,17 @@ class OpenAIChat:
                         pending.append(call_id)
         return not pending
 
-    def read(self, messages: Sequence[object]) -> list[Unit]:
+    def read(self, messages: Sequence[object]) -> View:
         """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
-        units: list[Unit] = []
+        view = View()
+        units, kinds, ids = view.units, view.kinds, view.ids
         for position, message in enumerate(messages):
-            role = role_of(message)
+            role = message.get("role") if type(message) is dict else role_of(message)
+            if role == "tool":
+                ids[len(units)] = result_id_of(message, "tool_call_id")
+                units.append(message)
+                kinds.append(RESULT)
+                continue
             if role == "assistant":
                 calls = [
                     Call(
@@ -93,23 +102,15 @@ class OpenAIChat:
                 ]
                 if calls:
                     units.append(Turn(position=position, calls=calls, items=(message,)))
+                    kinds.append(TURN)
                     continue
-            elif role == "tool":
-                units.append(
-                    Result(
-                        position=position,
-                        call_id=result_id_of(message, "tool_call_id"),
-                        ref=message,
-                        source=message,
-                    )
-                )
-                continue
             units.append(message)
-        return units
+            kinds.append(OTHER)
+        return view
 
-    def interrupted(self, result: Result) -> bool:
+    def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
-        return interrupted(field(result.ref, "content"))
+        return interrupted(field(result, "content"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Never: text and calls are separate fields."""
@@ -129,9 +130,9 @@ class OpenAIChat:
         """The tool call under ``new_id``."""
         return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
 
-    def rename_result(self, result: Result, new_id: str) -> object:
+    def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool`` message answering ``new_id``."""
-        return replace(result.ref, result.position, tool_call_id=new_id)
+        return replace(result, tool_call_id=new_id)
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``."""
@@ -146,10 +147,9 @@ class OpenAIChat:
         content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
         return replace(results[0], content=content)
 
-    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
-        """Every unit is one whole message."""
-        del messages
-        return [unit.ref if type(unit) is Result else unit for unit in units]
+    def write(self, out: Emitted) -> list[object]:
+        """Every emitted item is one whole message."""
+        return out.items
 
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """Chat Completions' tool-turn rules, in OpenAI's own words."""

@@ -16,10 +16,13 @@ from typing import Final
 
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
+    OTHER,
+    RESULT,
+    TURN,
     Call,
-    Result,
+    Emitted,
     Turn,
-    Unit,
+    View,
     Violation,
     field,
     replace,
@@ -87,23 +90,31 @@ class OpenAIResponses:
                 in_run = False
         return not pending
 
-    def read(self, messages: Sequence[object]) -> list[Unit]:
+    def read(self, messages: Sequence[object]) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result."""
-        units: list[Unit] = []
+        view = View()
+        units, kinds, ids = view.units, view.kinds, view.ids
         index = 0
-        while index < len(messages):
+        count = len(messages)
+        while index < count:
             item = messages[index]
-            kind = _type(item)
+            kind = item.get("type") if type(item) is dict else _type(item)
+            if kind in OUTPUT_TYPES:
+                ids[len(units)] = result_id_of(item, "call_id")
+                units.append(item)
+                kinds.append(RESULT)
+                index += 1
+                continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
                 start = index
                 calls: list[Call] = []
-                while index < len(messages):
+                while index < count:
                     kind = _type(messages[index])
                     if kind in CALL_TYPES:
                         call = messages[index]
                         calls.append(
                             Call(
-                                call_id=call_id_of(call, "call_id", index, str(kind) + " item"),
+                                call_id=call_id_of(call, "call_id", index, f"{kind} item"),
                                 name=str(field(call, "name") or ""),
                                 ref=call,
                             )
@@ -112,24 +123,16 @@ class OpenAIResponses:
                         break
                     index += 1
                 units.append(Turn(position=start, calls=calls, items=tuple(messages[start:index])))
+                kinds.append(TURN)
                 continue
-            if kind in OUTPUT_TYPES:
-                units.append(
-                    Result(
-                        position=index,
-                        call_id=result_id_of(item, "call_id"),
-                        ref=item,
-                        source=item,
-                    )
-                )
-            else:
-                units.append(item)
+            units.append(item)
+            kinds.append(OTHER)
             index += 1
-        return units
+        return view
 
-    def interrupted(self, result: Result) -> bool:
+    def interrupted(self, result: object) -> bool:
         """Whether the result's output is an interrupted close."""
-        return interrupted(field(result.ref, "output"))
+        return interrupted(field(result, "output"))
 
     def has_trailing(self, turn: Turn) -> bool:
         """Never: items are flat."""
@@ -163,9 +166,9 @@ class OpenAIResponses:
             return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
         return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id))
 
-    def rename_result(self, result: Result, new_id: str) -> object:
+    def rename_result(self, result: object, new_id: str) -> object:
         """The output item answering ``new_id``."""
-        return replace(result.ref, result.position, call_id=new_id)
+        return replace(result, call_id=new_id)
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<call_id>_<n>``."""
@@ -182,10 +185,9 @@ class OpenAIResponses:
         output = fold_contents([field(r, "output") for r in results], lambda text: {"type": "input_text", "text": text})
         return replace(results[0], output=output)
 
-    def write(self, units: Sequence[Unit], messages: Sequence[object]) -> list[object]:
-        """Every unit is one whole item."""
-        del messages
-        return [unit.ref if type(unit) is Result else unit for unit in units]
+    def write(self, out: Emitted) -> list[object]:
+        """Every emitted item is one whole item."""
+        return out.items
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Responses API's rules, in its own words (``chained``: outputs may answer server-held calls)."""
