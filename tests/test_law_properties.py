@@ -75,8 +75,8 @@ def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], li
     return texts, results, calls
 
 
-def _check(lane: Lane, events: list[Event]) -> None:
-    given_list = build(lane, events)
+def _check(lane: Lane, events: list[Event], *, merge_user: bool = False) -> None:
+    given_list = build(lane, events, merge_user=merge_user)
     view = ensure_tool_turn_invariants(given_list, lane=lane)
 
     assert validate(view.messages, lane=lane) == [], "the view validates for its lane"
@@ -85,7 +85,7 @@ def _check(lane: Lane, events: list[Event]) -> None:
     assert again.repairs == (), "a second pass restores nothing"
     assert again.messages is view.messages, "and returns the same object"
 
-    assert ensure_tool_turn_invariants(build(lane, events), lane=lane) == view, "deterministic"
+    assert ensure_tool_turn_invariants(build(lane, events, merge_user=merge_user), lane=lane) == view, "deterministic"
 
     if not view.repairs:
         assert view.messages is given_list
@@ -111,6 +111,13 @@ _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Hea
 def test_anthropic_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
     """Anthropic: the view validates, a second pass is a no-op, and nothing is lost unreported."""
     _check("anthropic.messages", events)
+
+
+@_SETTINGS
+@given(transcripts("anthropic.messages"))
+def test_anthropic_with_results_and_text_sharing_user_messages(events: list[Event]) -> None:
+    """Anthropic, results and user text in shared messages: the same properties hold."""
+    _check("anthropic.messages", events, merge_user=True)
 
 
 @_SETTINGS

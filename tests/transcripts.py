@@ -87,16 +87,33 @@ def c(call_id: str, name: str = "f", arguments: str = "{}") -> CallBlock:
     return CallBlock(call_id, name, arguments)
 
 
-def build(lane: Lane, events: list[Event] | tuple[Event, ...]) -> list[object]:
-    """The wire list of ``events`` in ``lane``."""
+def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bool = False) -> list[object]:
+    """The wire list of ``events`` in ``lane``.
+
+    ``merge_user`` (Anthropic): consecutive user-side events share one user message, as clients
+    write them (results and the user's text in one message).
+    """
     if lane == "anthropic.messages":
-        return [_anthropic(e) for e in events]
+        messages = [_anthropic(e) for e in events]
+        return _merge_user(messages) if merge_user else messages
     if lane == "openai.chat_completions":
         return [_chat(e) for e in events]
     items: list[object] = []
     for number, event in enumerate(events):
         items.extend(_responses(event, number))
     return items
+
+
+def _merge_user(messages: list[dict[str, object]]) -> list[object]:
+    out: list[dict[str, object]] = []
+    for message in messages:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)  # type: ignore[call-overload]
+        if out and message["role"] == "user" and out[-1]["role"] == "user":
+            out[-1]["content"].extend(blocks)  # type: ignore[attr-defined]
+        else:
+            out.append({"role": message["role"], "content": blocks if message["role"] == "user" else content})
+    return list(out)
 
 
 def _anthropic(event: Event) -> dict[str, object]:
