@@ -95,7 +95,7 @@ def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bo
     """
     if lane == "anthropic.messages":
         messages = [_anthropic(e) for e in events]
-        return _merge_user(messages) if merge_user else messages
+        return _merge_user(messages) if merge_user else list[object](messages)
     if lane == "openai.chat_completions":
         return [_chat(e) for e in events]
     items: list[object] = []
