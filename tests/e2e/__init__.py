@@ -1,0 +1,1 @@
+"""End-to-end tests against real servers started on loopback."""
