@@ -1,0 +1,40 @@
+"""An embedded provider simulator: Anthropic Messages, Chat Completions and Responses on loopback.
+
+It enforces each provider's tool-turn rules with the provider's own 400 body and words, answers
+valid requests with scripted turns (tool calls, text) as plain JSON or SSE, can misbehave on
+demand (cut arguments, no finish frame, frames after the end, a non-JSON frame, a substituted
+model), and records every request it receives. The demo runs against it; so do the tests.
+
+Example::
+
+    from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
+
+    turn = ScriptedTurn(text="Reading both.", calls=(ScriptedCall(name="read", arguments={"path": "a"}),))
+    with Simulator(turns=[turn]) as sim:
+        client = openai.OpenAI(base_url=sim.openai_base_url, api_key="test")
+        ...
+        assert sim.requests[-1].status == 200
+"""
+
+from __future__ import annotations
+
+from otel_toolturn.simulator._script import (
+    DEFAULT_ANSWER,
+    MISBEHAVIOURS,
+    Misbehaviour,
+    ScriptedCall,
+    ScriptedTurn,
+    default_turn,
+)
+from otel_toolturn.simulator._server import RecordedRequest, Simulator
+
+__all__ = [
+    "DEFAULT_ANSWER",
+    "MISBEHAVIOURS",
+    "Misbehaviour",
+    "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedTurn",
+    "Simulator",
+    "default_turn",
+]

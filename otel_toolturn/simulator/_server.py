@@ -1,0 +1,276 @@
+"""The simulator: a loopback HTTP server that answers like the providers, rules and all.
+
+Role: the provider stand-in for the demo and the tests. It reads each request body, enforces the
+lane's tool-turn rules exactly as the project's validator states them (``otel_toolturn.validate``:
+the first violation is answered with HTTP 400 and the provider's own error body and words), and
+answers a valid request with the next scripted turn (or ``default_turn``), as plain JSON or, when
+the body says ``"stream": true``, as the lane's SSE stream with the turn's misbehaviours applied.
+
+Reads: ``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses`` (query strings ignored).
+Keeps: every request received (``requests``), and, for Responses, each reply's whole conversation
+under its id so a later ``previous_response_id`` brings the earlier items back — a request is
+validated with them ahead of its own ``input``, as the provider does.
+Does not: authenticate, count real tokens, or look at anything but the transcript and a few fields.
+
+Example::
+
+    with Simulator(turns=[ScriptedTurn(calls=(ScriptedCall(name="read"),))]) as sim:
+        client = anthropic.Anthropic(base_url=sim.base_url, api_key="test")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import MappingProxyType, TracebackType
+from typing import Final
+from urllib.parse import urlsplit
+
+from otel_toolturn._errors import ToolTurnError
+from otel_toolturn._validate import validate
+from otel_toolturn._vocab import Lane
+from otel_toolturn.simulator import _anthropic, _chat, _responses
+from otel_toolturn.simulator._frames import Frame
+from otel_toolturn.simulator._script import ScriptedTurn, default_turn
+from otel_toolturn.simulator._wire import Wire
+
+WIRES: Final[Mapping[str, Wire]] = MappingProxyType({w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE)})
+"""The lanes the simulator speaks, by URL path."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecordedRequest:
+    """One request as received, and what the simulator answered.
+
+    ``body`` is the parsed JSON (the raw text when it was not JSON); ``error`` the message of a
+    4xx answer (``None`` when the request was served).
+    """
+
+    path: str
+    lane: Lane | None
+    body: object
+    status: int
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answer:
+    """What to send back: a status and a JSON body, or (streamed) a status and SSE frames."""
+
+    status: int
+    body: Mapping[str, object] | None = None
+    frames: tuple[Frame, ...] | None = None
+
+
+class Simulator:
+    """The provider simulator; a context manager that serves on ``127.0.0.1`` while open.
+
+    ``turns`` queue scripted replies; each valid request takes the next one (a rejected request
+    takes none); with the queue empty, ``default_turn`` answers. ``port=0`` picks a free port.
+    """
+
+    def __init__(self, turns: Iterable[ScriptedTurn] = (), *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._turns: deque[ScriptedTurn] = deque(turns)
+        self._requests: list[RecordedRequest] = []
+        self._conversations: dict[str, list[object]] = {}
+        self._next_id = 0
+        self._address = (host, port)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Bind and serve in a daemon thread (a second call is a no-op)."""
+        if self._server is not None:
+            return
+        self._server = _Server(self._address, self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="toolturn-simulator", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and release the port (a second call is a no-op)."""
+        server, thread = self._server, self._thread
+        self._server, self._thread = None, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join()
+
+    def __enter__(self) -> Simulator:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- what callers read ---------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT`` — the Anthropic client's ``base_url``."""
+        if self._server is None:
+            raise RuntimeError("the simulator is not serving; use it as a context manager or call start()")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1`` — the OpenAI client's ``base_url``."""
+        return self.base_url + "/v1"
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return tuple(self._requests)
+
+    @property
+    def pending_turns(self) -> int:
+        """How many scripted turns are still queued."""
+        with self._lock:
+            return len(self._turns)
+
+    def enqueue(self, *turns: ScriptedTurn) -> None:
+        """Queue more scripted replies, answered in order."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    def clear_turns(self) -> int:
+        """Forget every queued scripted turn; return how many there were."""
+        with self._lock:
+            count = len(self._turns)
+            self._turns.clear()
+            return count
+
+    # --- the core ------------------------------------------------------------------------------
+    def answer(self, path: str, raw: bytes) -> Answer:
+        """Decide the answer to one ``POST`` (the HTTP handler only reads and writes bytes)."""
+        wire = WIRES.get(path)
+        if wire is None:
+            message = f"Unknown request URL: POST {path}. Please check the URL for typos."
+            self._record(
+                RecordedRequest(path=path, lane=None, body=raw.decode(errors="replace"), status=404, error=message)
+            )
+            error = {"message": message, "type": "invalid_request_error", "param": None, "code": "unknown_url"}
+            return Answer(status=404, body={"error": error})
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return self._reject(
+                wire, path, raw.decode(errors="replace"), "The request body is not a valid JSON object."
+            )
+        transcript = body.get(wire.transcript_field)
+        if transcript is None:
+            return self._reject(wire, path, body, _missing_field(wire))
+        if not isinstance(transcript, (list, str)):
+            kind = type(transcript).__name__
+            message = f"Invalid type for '{wire.transcript_field}': expected an array, but got {kind} instead."
+            return self._reject(wire, path, body, message)
+        with self._lock:
+            earlier = self._conversations.get(str(body.get("previous_response_id")))
+        if body.get("previous_response_id") is not None and earlier is None:
+            message = f"Previous response with id '{body['previous_response_id']}' not found."
+            return self._reject(wire, path, body, message)
+        items: list[object] | str = transcript if earlier is None else [*earlier, *_as_items(transcript)]
+        try:
+            violations = validate(items, lane=wire.lane)
+        except ToolTurnError as error:
+            return self._reject(wire, path, body, str(error))
+        if violations:
+            return self._reject(wire, path, body, violations[0].message)
+        with self._lock:
+            turn = self._turns.popleft() if self._turns else default_turn(body, lane=wire.lane)
+        streamed = body.get("stream") is True
+        cut = not streamed and "cut_arguments" in turn.misbehaviours
+        reply = wire.reply_body(turn, request=body, new_id=self._new_id, cut=cut)
+        if wire.lane == "openai.responses":
+            output = reply.get("output")
+            with self._lock:
+                self._conversations[str(reply["id"])] = [
+                    *_as_items(items),
+                    *(output if isinstance(output, list) else []),
+                ]
+        self._record(RecordedRequest(path=path, lane=wire.lane, body=body, status=200))
+        if not streamed:
+            return Answer(status=200, body=reply)
+        frames = wire.reply_frames(reply, request=body, misbehaviours=turn.misbehaviours)
+        return Answer(status=200, frames=tuple(frames))
+
+    def _reject(self, wire: Wire, path: str, body: object, message: str) -> Answer:
+        self._record(RecordedRequest(path=path, lane=wire.lane, body=body, status=400, error=message))
+        return Answer(status=400, body=wire.error_body(message))
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _new_id(self, prefix: str) -> str:
+        with self._lock:
+            self._next_id += 1
+            return f"{prefix}{self._next_id:04d}"
+
+
+def _missing_field(wire: Wire) -> str:
+    """Give the provider's words for a request without its transcript field."""
+    if wire.lane == "anthropic.messages":
+        return f"{wire.transcript_field}: Field required"
+    return f"Missing required parameter: '{wire.transcript_field}'."
+
+
+def _as_items(transcript: object) -> list[object]:
+    """Read a Responses ``input`` as a list of items (a string is one user message)."""
+    if isinstance(transcript, str):
+        return [{"type": "message", "role": "user", "content": transcript}]
+    return list(transcript) if isinstance(transcript, list) else []
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], simulator: Simulator) -> None:
+        self.simulator = simulator
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Reads one request's bytes, asks the simulator, writes the answer (one request per connection)."""
+
+    protocol_version = "HTTP/1.0"
+    server: _Server
+
+    def do_POST(self) -> None:
+        """Answer one POST."""
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        answer = self.server.simulator.answer(urlsplit(self.path).path, raw)
+        try:
+            if answer.frames is None:
+                payload = json.dumps(answer.body).encode()
+                self.send_response(answer.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            for frame in answer.frames:
+                self.wfile.write(frame.encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client stopped reading; nothing is owed to it
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        """Stay quiet: the simulator's traffic is recorded in ``Simulator.requests``."""

@@ -1,0 +1,92 @@
+"""``otel-toolturn demo`` runs to completion: the provider's 400s without otel-toolturn, success with it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from otel_toolturn import REPAIR_FORMS
+from otel_toolturn.cli import Telemetry
+from otel_toolturn.demo import REPAIR_WORDS, STORIES, resolve_telemetry
+
+WITH_MARKER = "With otel_toolturn.init():"
+PROVIDER_WORDS = (
+    "`tool_use` ids were found without `tool_result` blocks immediately after",
+    "must be followed by tool messages responding to each 'tool_call_id'",
+    "Did not find 1 tool_result block(s) at the beginning of this message",
+    "`tool_use` ids must be unique",
+    "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+    "No tool call found for function call output with call_id",
+)
+REPAIRS_SHOWN = (
+    "toolturn.repair: missing_result",
+    "toolturn.repair: late_result",
+    "toolturn.repair: trailing_text",
+    "toolturn.repair: duplicate_call",
+    "toolturn.repair: orphan_result",
+    "toolturn.stream.drop: truncated",
+)
+
+
+@pytest.fixture(scope="module")
+def demo_run() -> subprocess.CompletedProcess[str]:
+    """The demo run as a newcomer runs it: a program, console telemetry, no OTLP endpoint, no key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "ANTHROPIC_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "otel_toolturn.cli", "demo"], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def test_demo_finishes_cleanly(demo_run: subprocess.CompletedProcess[str]) -> None:
+    """The demo exits 0 and writes nothing on stderr (no traceback, no warning)."""
+    assert demo_run.returncode == 0, demo_run.stderr
+    assert demo_run.stderr == ""
+
+
+def test_without_otel_toolturn_each_story_ends_in_the_providers_400(demo_run: subprocess.CompletedProcess[str]) -> None:
+    """Before ``init``: one 400 per story, each in the provider's own words."""
+    before, _ = demo_run.stdout.split(WITH_MARKER)
+    refused = [line for line in before.splitlines() if " 400 refused " in line]
+    assert len(refused) == len(STORIES)
+    for words in PROVIDER_WORDS:
+        assert sum(words in line for line in refused) == 1, words
+
+
+def test_with_otel_toolturn_every_call_succeeds_and_shows_its_repairs(
+    demo_run: subprocess.CompletedProcess[str],
+) -> None:
+    """After ``init``: no 400, every request 200, and each story's repair or stream event is shown."""
+    _, after = demo_run.stdout.split(WITH_MARKER)
+    assert " 400 " not in after
+    assert after.count(" 200 ok ") == 2 * len(STORIES)
+    for shown in REPAIRS_SHOWN:
+        assert shown in after
+
+
+def test_demo_says_where_the_telemetry_went(demo_run: subprocess.CompletedProcess[str]) -> None:
+    """The summary names the console as the destination and prints one console line per span."""
+    assert "Telemetry went to the console" in demo_run.stdout
+    assert "toolturn.lossy_projections 3" in demo_run.stdout
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT" in demo_run.stdout
+
+
+@pytest.mark.parametrize(
+    ("choice", "environ", "expected"),
+    [
+        (None, {}, "console"),
+        (None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, "otlp"),
+        ("none", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, "none"),
+        ("console", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, "console"),
+    ],
+)
+def test_telemetry_destination(choice: Telemetry | None, environ: dict[str, str], expected: Telemetry) -> None:
+    """Console by default, OTLP when an endpoint is set, and an explicit choice wins."""
+    assert resolve_telemetry(choice, environ) == expected
+
+
+def test_every_repair_form_has_words() -> None:
+    """The demo explains every repair form, and only those."""
+    assert set(REPAIR_WORDS) == set(REPAIR_FORMS)
