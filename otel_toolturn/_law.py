@@ -188,6 +188,7 @@ def _restore(
     orphans: list[str] = []
     kept_orphans: set[int] = set()
     reused: list[_Slot] = []
+    reshaped: set[int] = set()  # turns whose own message changes (duplicate calls, trailing blocks)
     adjacent = -1  # the turn whose batch is still running (only results since it), else -1
     for index, kind in enumerate(kinds):
         if kind == RESULT:
@@ -220,6 +221,9 @@ def _restore(
             if adapter.has_trailing(turn):
                 for slot in slots:
                     note(index, "trailing_text", slot.call.call_id)
+                reshaped.add(index)
+            elif len(slots) != len(turn.calls):
+                reshaped.add(index)
             slots_of[index] = slots
             adjacent = index
         else:
@@ -247,7 +251,22 @@ def _restore(
             out_kinds.append(OTHER)
             out_sources.append(None)
         elif kind == TURN:
-            _emit_turn(adapter, view, index, slots=slots_of[index], note=note, out=out)
+            slots = slots_of[index]
+            if index in reshaped or not all(
+                len(slot.results) == 1 and slot.new_id is None and slot.results[0] in slot.placed for slot in slots
+            ):
+                _emit_turn(adapter, view, index, slots=slots, note=note, out=out)
+                continue
+            # The turn stands as recorded, answered in place: carry it and its batch as they are.
+            turn = units[index]
+            assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
+            items.extend(turn.items)
+            out_kinds.extend([OTHER] * len(turn.items))
+            out_sources.extend([None] * len(turn.items))
+            for result in sorted(slot.results[0] for slot in slots):
+                items.append(units[result])
+                out_kinds.append(RESULT)
+                out_sources.append(sources.get(result))
         elif kind == PART or index in kept_orphans:
             items.append(units[index])
             out_kinds.append(kind)
