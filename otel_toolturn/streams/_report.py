@@ -25,6 +25,8 @@ class StreamedCall:
     name: str
     arguments: Mapping[str, object]
     index: int
+    choice: int = 0
+    """The choice the call belongs to (Chat Completions with ``n > 1``; 0 elsewhere)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -34,6 +36,27 @@ class StreamDrop:
     cause: StreamDropCause
     count: int
     call_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnNote:
+    """One drop note of a turn: what was dropped, how many, and the sentence the model reads."""
+
+    cause: StreamDropCause
+    count: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelOutputInvalid:
+    """The structured account of a turn that failed for its dropped tool calls.
+
+    ``cause`` is ``truncated`` when any call's arguments were cut, else ``unnamed``;
+    ``output_limit`` (only with ``truncated``) says the output cap cut the response.
+    """
+
+    cause: Literal["truncated", "unnamed"]
+    output_limit: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,6 +113,11 @@ class StreamReport:
     repetition: RepetitionReport = field(default_factory=RepetitionReport)
     usage: Usage = field(default_factory=Usage)
     events: int = 0
+    notes: tuple[TurnNote, ...] = ()
+    """The sentences the model would read for this turn's drops (the same list as ``drops``)."""
+    model_output_invalid: ModelOutputInvalid | None = None
+    frames_unread: int = 0
+    """Frames that were JSON but not of a shape the observer can read (ignored, never fatal)."""
 
 
 class StreamObserver(Protocol):
@@ -99,4 +127,4 @@ class StreamObserver(Protocol):
         """Read one event (an SDK event object or a raw JSON dict); never alter it, never raise."""
 
     def finish(self) -> StreamReport:
-        """The report; calling it again returns an equal report."""
+        """Return the report; calling it again returns an equal report."""

@@ -1,0 +1,317 @@
+"""The stream observers' cost per event, as a ratio of the SDK's own cost of iterating the same stream.
+
+For each lane, a 5,000-event stream is served by the HTTP client's mock transport (no network);
+the real SDK client iterates it with ``stream=True`` — alone, with the lane's observer fed every
+event (and finished at the end), and with a do-nothing callback as the control. Each round runs
+the three back to back in a rotating order so drift hits all alike; the ratio is the median
+with the observer over the median alone, and the control's ratio shows the noise floor. The
+observer's own cost is also timed alone, on the SDK's event objects. Run:
+``python bench/stream.py [--rounds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterable
+
+import anthropic
+import httpx2
+import openai
+
+from otel_toolturn._vocab import Lane
+from otel_toolturn.streams import observer_for
+
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+"""The clock every timing reads: ``time.perf_counter``, or ``time.process_time`` with ``--cpu``."""
+EVENTS = 5_000
+TEXT_EVENTS = 2_500
+Frame = dict[str, object]
+
+
+def words(i: int) -> str:
+    return f"word{i % 997} is {i} "
+
+
+def anthropic_frames() -> list[Frame]:
+    frames: list[Frame] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "model-a",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    ]
+    frames += [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": words(i)}}
+        for i in range(TEXT_EVENTS)
+    ]
+    frames += [
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+        },
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"k": "'}},
+    ]
+    tail: list[Frame] = [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '"}'}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5000}},
+        {"type": "message_stop"},
+    ]
+    fill = EVENTS - len(frames) - len(tail)
+    frames += [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": f"x{i}"}}
+        for i in range(fill)
+    ]
+    return frames + tail
+
+
+def chat_chunk(delta: Frame, finish: str | None = None, usage: Frame | None = None) -> Frame:
+    choices = [{"index": 0, "delta": delta, "finish_reason": finish}] if usage is None else []
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "model-a",
+        "choices": choices,
+        "usage": usage,
+    }
+
+
+def chat_frames() -> list[Frame]:
+    frames = [chat_chunk({"role": "assistant", "content": ""})]
+    frames += [chat_chunk({"content": words(i)}) for i in range(TEXT_EVENTS)]
+    frames.append(
+        chat_chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"k": "'}}
+                ]
+            }
+        )
+    )
+    tail = [
+        chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]}),
+        chat_chunk({}, finish="tool_calls"),
+        chat_chunk({}, usage={"prompt_tokens": 10, "completion_tokens": 5000, "total_tokens": 5010}),
+    ]
+    fill = EVENTS - len(frames) - len(tail)
+    frames += [chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": f"x{i}"}}]}) for i in range(fill)]
+    return frames + tail
+
+
+def responses_frames() -> list[Frame]:
+    def response(status: str) -> Frame:
+        usage = {"input_tokens": 10, "output_tokens": 5000, "total_tokens": 5010} if status == "completed" else None
+        return {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 1,
+            "model": "model-a",
+            "status": status,
+            "output": [],
+            "usage": usage,
+        }
+
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}
+    frames: list[Frame] = [{"type": "response.created", "sequence_number": 0, "response": response("in_progress")}]
+    frames += [
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": words(i),
+            "sequence_number": i + 1,
+        }
+        for i in range(TEXT_EVENTS)
+    ]
+    frames.append({"type": "response.output_item.added", "output_index": 1, "item": item, "sequence_number": 0})
+    frames.append(
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "output_index": 1,
+            "delta": '{"k": "',
+            "sequence_number": 0,
+        }
+    )
+    tail: list[Frame] = [
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "output_index": 1,
+            "delta": '"}',
+            "sequence_number": 0,
+        },
+        {"type": "response.completed", "response": response("completed"), "sequence_number": 0},
+    ]
+    fill = EVENTS - len(frames) - len(tail)
+    frames += [
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "output_index": 1,
+            "delta": f"x{i}",
+            "sequence_number": 0,
+        }
+        for i in range(fill)
+    ]
+    return frames + tail
+
+
+def sse(lane: Lane, frames: list[Frame]) -> bytes:
+    prefix = lane == "anthropic.messages"
+    body = "".join((f"event: {f['type']}\n" if prefix else "") + f"data: {json.dumps(f)}\n\n" for f in frames)
+    return (body + ("data: [DONE]\n\n" if lane == "openai.chat_completions" else "")).encode()
+
+
+def transport(body: bytes) -> httpx2.Client:
+    def handler(_request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    return httpx2.Client(transport=httpx2.MockTransport(handler))
+
+
+def iterator_for(lane: Lane, body: bytes) -> Callable[[], Iterable[object]]:
+    if lane == "anthropic.messages":
+        a = anthropic.Anthropic(api_key="k", http_client=transport(body), max_retries=0)
+        return lambda: a.messages.create(
+            model="model-a", max_tokens=8192, messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    o = openai.OpenAI(api_key="k", http_client=transport(body), max_retries=0)
+    if lane == "openai.chat_completions":
+        return lambda: o.chat.completions.create(
+            model="model-a", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    return lambda: o.responses.create(model="model-a", input="hi", stream=True)
+
+
+def sdk_only(stream: Callable[[], Iterable[object]]) -> tuple[float, int]:
+    started = CLOCK[0]()
+    count = 0
+    for _event in stream():
+        count += 1
+    return CLOCK[0]() - started, count
+
+
+def with_observer(lane: Lane, stream: Callable[[], Iterable[object]]) -> tuple[float, int]:
+    started = CLOCK[0]()
+    observer = observer_for(lane, requested_model="model-a")
+    feed = observer.feed
+    count = 0
+    for event in stream():
+        feed(event)
+        count += 1
+    report = observer.finish()
+    elapsed = CLOCK[0]() - started
+    if len(report.calls) != 1 or report.torn or report.drops:
+        raise SystemExit(f"{lane}: the benchmark stream did not read whole: {report!r}")
+    return elapsed, count
+
+
+def observer_alone(lane: Lane, events: list[object]) -> float:
+    started = CLOCK[0]()
+    observer = observer_for(lane, requested_model="model-a")
+    for event in events:
+        observer.feed(event)
+    observer.finish()
+    return CLOCK[0]() - started
+
+
+FRAMES: dict[Lane, Callable[[], list[Frame]]] = {
+    "anthropic.messages": anthropic_frames,
+    "openai.chat_completions": chat_frames,
+    "openai.responses": responses_frames,
+}
+
+
+def with_noop(stream: Callable[[], Iterable[object]]) -> tuple[float, int]:
+    """The control: the same loop calling a do-nothing function per event (the harness's own cost and noise)."""
+
+    def nothing(_event: object) -> None:
+        return None
+
+    started = CLOCK[0]()
+    count = 0
+    for event in stream():
+        nothing(event)
+        count += 1
+    return CLOCK[0]() - started, count
+
+
+def paired_rounds(
+    lane: Lane, stream: Callable[[], Iterable[object]], rounds: int
+) -> tuple[list[float], list[float], list[float]]:
+    """Time the SDK alone, with the observer and with the control, in adjacent triples, rotating the order."""
+    runs: list[Callable[[], float]] = [
+        lambda: sdk_only(stream)[0],
+        lambda: with_observer(lane, stream)[0],
+        lambda: with_noop(stream)[0],
+    ]
+    timings: list[list[float]] = [[], [], []]
+    for i in range(rounds):
+        for offset in range(3):
+            which = (i + offset) % 3
+            gc.collect()
+            timings[which].append(runs[which]())
+    return timings[0], timings[1], timings[2]
+
+
+def ratio(base: list[float], other: list[float], pick: Callable[[list[float]], float]) -> float:
+    return pick(other) / pick(base)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument(
+        "--cpu", action="store_true", help="time with process CPU time (steadier on a machine others share)"
+    )
+    options = parser.parse_args()
+    rounds = options.rounds
+    if options.cpu:
+        CLOCK[0] = time.process_time
+    print(
+        f"{'lane':<24}{'events':>7}{'SDK alone':>11}{'SDK+observer':>14}{'ratio':>7}{'control':>9}"
+        f"{'ratio(min)':>12}{'control(min)':>14}{'observer/event':>16}{'observer/SDK':>14}"
+    )
+    for lane, frames_of in FRAMES.items():
+        stream = iterator_for(lane, sse(lane, frames_of()))
+        sdk_only(stream)  # warm-up: imports, pydantic caches
+        with_observer(lane, stream)
+        alone, observed, control = paired_rounds(lane, stream, rounds)
+        events = list(stream())
+        count = len(events)
+        own = statistics.median(observer_alone(lane, events) for _ in range(rounds))
+        base = statistics.median(alone)
+        print(
+            f"{lane:<24}{count:>7}{base * 1e3:>9.1f}ms{statistics.median(observed) * 1e3:>12.1f}ms"
+            f"{ratio(alone, observed, statistics.median):>7.3f}{ratio(alone, control, statistics.median):>9.3f}"
+            f"{ratio(alone, observed, min):>12.3f}{ratio(alone, control, min):>14.3f}"
+            f"{own / count * 1e6:>13.2f} µs{own / base:>13.1%}"
+        )
+    print(
+        f"{rounds} rounds ({CLOCK[0].__name__}). ratio: median SDK+observer / median SDK alone; control: the same"
+        " with a do-nothing callback instead of the observer (the noise floor of this machine); (min): fastest"
+        " rounds instead of medians; observer/event and observer/SDK: the observer alone (median), fed the SDK's"
+        " own event objects."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""The same checks for a response that was not streamed: one final message.
+
+Reads the SDK's own response object or the raw JSON dict (never alters it) and judges its calls
+with the seed-001 rules: a call runs only with a name and arguments that are a JSON object. The
+body arrived whole, so the transport cut nothing; the close evidence per lane:
+
+- ``anthropic.messages``: every ``tool_use`` block is closed, except the last content block of
+  a response the output cap stopped (``max_tokens``) — the cap cut the output there;
+- ``openai.chat_completions``: as when streamed, only a finish reason that says the model
+  finished its turn;
+- ``openai.responses``: a ``function_call`` item is closed unless its ``status`` says it is not
+  ``completed``.
+
+Also read: finish reasons, response id, usage, and the model (``note_response_model``); the
+text's tail goes through the repetition poll once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from otel_toolturn.streams._cap import TurnCapFacts
+from otel_toolturn.streams._echo import EMPTY_SEAT, echo_folded_word, note_response_model
+from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._turn import CallSlot, field, int_or_none, settle
+from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
+from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
+from otel_toolturn.streams.openai_chat import TURN_FINISHED
+from otel_toolturn.streams.openai_responses import CAP_STOP as RESPONSES_CAP_STOP
+from otel_toolturn.streams.openai_responses import finish_word
+
+NOT_AN_OBJECT: Final = "<arguments that are not a JSON object>"
+"""Argument text standing for a non-streamed call whose arguments are neither a string nor an object."""
+
+
+def _list(value: object) -> list[object]:
+    return value if type(value) is list else []
+
+
+def _str(value: object) -> str:
+    return value if type(value) is str else ""
+
+
+def _set_arguments(slot: CallSlot, arguments: object) -> None:
+    if type(arguments) is str:
+        slot.final = arguments
+    elif isinstance(arguments, Mapping):
+        slot.initial = dict(arguments)
+    else:
+        slot.final = NOT_AN_OBJECT
+
+
+def _closed(slot: CallSlot) -> bool:
+    return slot.closed
+
+
+def _report(
+    *,
+    slots: list[CallSlot],
+    reasons: tuple[str, ...],
+    response: object,
+    requested_model: str | None,
+    cap_stop: bool,
+    usage: Usage,
+    max_output_tokens: int | None,
+    text: str,
+) -> StreamReport:
+    ledger = StreamEndLedger()
+    ledger.decide("finish", reasons[0] if reasons else None)
+    poll = RepetitionPoll()
+    poll.poll(text)
+    response_id = field(response, "id")
+    return settle(
+        slots=slots,
+        closed_of=_closed,
+        ledger=ledger,
+        torn=False,
+        finish_reasons=reasons,
+        response_id=response_id if type(response_id) is str else None,
+        requested_model=requested_model,
+        seat=note_response_model(EMPTY_SEAT, field(response, "model"), requested_model),
+        cap=TurnCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
+        repetition=poll.report(),
+        usage=usage,
+        bad_frames=0,
+        frames_unread=0,
+        events=1,
+    )
+
+
+def check_anthropic_message(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one Anthropic ``Message``."""
+    stop = field(response, "stop_reason")
+    reasons = (echo_folded_word(stop),) if stop is not None else ()
+    cap_stop = stop == ANTHROPIC_CAP_STOP
+    content = _list(field(response, "content"))
+    slots: list[CallSlot] = []
+    texts: list[str] = []
+    for position, block in enumerate(content):
+        kind = field(block, "type")
+        if kind == "text":
+            texts.append(_str(field(block, "text")))
+        if kind != "tool_use":
+            continue
+        slot = CallSlot(index=position, call_id=_str(field(block, "id")), name=_str(field(block, "name")))
+        _set_arguments(slot, field(block, "input"))
+        slot.closed = not (cap_stop and position == len(content) - 1)
+        slots.append(slot)
+    usage = field(response, "usage")
+    return _report(
+        slots=slots,
+        reasons=reasons,
+        response=response,
+        requested_model=requested_model,
+        cap_stop=cap_stop,
+        usage=Usage(
+            input_tokens=int_or_none(field(usage, "input_tokens")),
+            output_tokens=int_or_none(field(usage, "output_tokens")),
+        ),
+        max_output_tokens=max_output_tokens,
+        text="".join(texts),
+    )
+
+
+def check_chat_completion(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one ``ChatCompletion`` (every choice)."""
+    slots: list[CallSlot] = []
+    reasons: list[str] = []
+    text = ""
+    for position, choice in enumerate(_list(field(response, "choices"))):
+        index = field(choice, "index")
+        choice_index = index if type(index) is int else position
+        reason = field(choice, "finish_reason")
+        if reason is not None:
+            reasons.append(echo_folded_word(reason))
+        message = field(choice, "message")
+        if choice_index == 0:
+            text = _str(field(message, "content"))
+        for call_index, call in enumerate(_list(field(message, "tool_calls"))):
+            function = field(call, "function")
+            slot = CallSlot(
+                index=call_index,
+                choice=choice_index,
+                call_id=_str(field(call, "id")),
+                name=_str(field(function, "name")),
+            )
+            _set_arguments(slot, field(function, "arguments"))
+            slot.closed = reason in TURN_FINISHED
+            slots.append(slot)
+    usage = field(response, "usage")
+    return _report(
+        slots=slots,
+        reasons=tuple(reasons),
+        response=response,
+        requested_model=requested_model,
+        cap_stop=CHAT_CAP_STOP in reasons,
+        usage=Usage(
+            input_tokens=int_or_none(field(usage, "prompt_tokens")),
+            output_tokens=int_or_none(field(usage, "completion_tokens")),
+        ),
+        max_output_tokens=max_output_tokens,
+        text=text,
+    )
+
+
+def check_responses_response(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one Responses ``Response``."""
+    word = finish_word(response)
+    slots: list[CallSlot] = []
+    texts: list[str] = []
+    for position, item in enumerate(_list(field(response, "output"))):
+        kind = field(item, "type")
+        if kind == "message":
+            texts.extend(
+                _str(field(part, "text"))
+                for part in _list(field(item, "content"))
+                if field(part, "type") == "output_text"
+            )
+        if kind != "function_call":
+            continue
+        slot = CallSlot(index=position, call_id=_str(field(item, "call_id")), name=_str(field(item, "name")))
+        _set_arguments(slot, field(item, "arguments"))
+        status = field(item, "status")
+        slot.closed = status is None or status == "completed"
+        slots.append(slot)
+    usage = field(response, "usage")
+    return _report(
+        slots=slots,
+        reasons=(word,) if field(response, "status") is not None else (),
+        response=response,
+        requested_model=requested_model,
+        cap_stop=word == RESPONSES_CAP_STOP,
+        usage=Usage(
+            input_tokens=int_or_none(field(usage, "input_tokens")),
+            output_tokens=int_or_none(field(usage, "output_tokens")),
+        ),
+        max_output_tokens=max_output_tokens,
+        text="".join(texts),
+    )

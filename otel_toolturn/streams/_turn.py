@@ -1,0 +1,178 @@
+"""The turn core the three lane observers share: call slots, frame reading, and the settling.
+
+A lane observer reads its wire into ``CallSlot`` values and a few scalars; ``settle`` judges
+every slot with the seed-001 rules and builds the one ``StreamReport``. Nothing here knows a
+wire format beyond "a frame is a mapping or an object with attributes".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from types import MappingProxyType
+from typing import Final, cast
+
+from otel_toolturn.streams._args import name_missing_cause, parse_streamed_tool_args
+from otel_toolturn.streams._cap import TurnCapFacts, model_output_invalid_of, truncation_cause_clause
+from otel_toolturn.streams._echo import ModelSeat
+from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._notes import turn_notes_of
+from otel_toolturn.streams._report import (
+    RepetitionReport,
+    StreamDrop,
+    StreamedCall,
+    StreamReport,
+    Usage,
+)
+
+DONE_SENTINEL: Final = "[DONE]"
+"""The Chat Completions stream's closing ``data:`` payload (not JSON; not a frame)."""
+
+
+def field(obj: object, key: str) -> object:
+    """Read ``obj[key]`` (a JSON dict) or ``obj.key`` (an SDK object); ``None`` when absent."""
+    if type(obj) is dict:
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+Getter = Callable[[object, str, None], object]
+"""Reads one key of a frame: ``dict.get`` for JSON dicts, ``getattr`` for SDK objects (same call shape)."""
+DICT_GET: Final = cast("Getter", dict.get)
+ATTR_GET: Final[Getter] = getattr
+
+
+def int_or_none(value: object) -> int | None:
+    """``value`` when it is an ``int`` (not a ``bool``), else ``None``."""
+    return value if type(value) is int else None
+
+
+class Undecodable:
+    """A raw frame that was not JSON (the ``bad_frame`` cause)."""
+
+    __slots__ = ()
+
+
+UNDECODABLE: Final = Undecodable()
+
+
+def decode_frame(raw: str | bytes) -> object:
+    """Decode a raw ``data:`` payload: JSON, ``None`` for ``[DONE]``, ``UNDECODABLE`` when not JSON."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if text.strip() == DONE_SENTINEL:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return UNDECODABLE
+
+
+class CallSlot:
+    """One streamed tool call as the wire built it: identity, name, argument fragments, close evidence.
+
+    ``final`` is the complete argument text a done frame stated (it wins over the fragments);
+    ``initial`` is an arguments object the call's opening frame already carried.
+    """
+
+    __slots__ = ("call_id", "choice", "closed", "final", "index", "initial", "name", "parts")
+
+    def __init__(self, *, index: int, choice: int = 0, call_id: str = "", name: str = "") -> None:
+        self.index = index
+        self.choice = choice
+        self.call_id = call_id
+        self.name = name
+        self.parts: list[str] = []
+        self.closed = False
+        self.final: str | None = None
+        self.initial: dict[str, object] | None = None
+
+    def text(self) -> str:
+        """Return the whole argument text: the done frame's, else the fragments joined."""
+        return self.final if self.final is not None else "".join(self.parts)
+
+
+def judge(slot: CallSlot, *, closed: bool) -> StreamedCall | StreamDrop:
+    """One slot's verdict: a whole call, or a one-call drop with its cause.
+
+    The name is judged first (``name_missing_cause``), then the arguments
+    (``parse_streamed_tool_args``). An opening frame's arguments object stands for a call whose
+    wire sent no argument text, under the same ``closed`` evidence.
+    """
+    ids = (slot.call_id,) if slot.call_id else ()
+    if not slot.name:
+        return StreamDrop(cause=name_missing_cause(closed=closed), count=1, call_ids=ids)
+    text = slot.text()
+    if not text and slot.initial is not None:
+        arguments = dict(slot.initial) if closed else None
+    else:
+        arguments = parse_streamed_tool_args(text, closed=closed)
+    if arguments is None:
+        return StreamDrop(cause="truncated", count=1, call_ids=ids)
+    return StreamedCall(
+        call_id=slot.call_id,
+        name=slot.name,
+        arguments=MappingProxyType(arguments),
+        index=slot.index,
+        choice=slot.choice,
+    )
+
+
+def settle(
+    *,
+    slots: Iterable[CallSlot],
+    closed_of: Callable[[CallSlot], bool],
+    ledger: StreamEndLedger,
+    torn: bool,
+    finish_reasons: tuple[str, ...],
+    response_id: str | None,
+    requested_model: str | None,
+    seat: ModelSeat,
+    cap: TurnCapFacts,
+    repetition: RepetitionReport,
+    usage: Usage,
+    bad_frames: int,
+    frames_unread: int,
+    events: int,
+) -> StreamReport:
+    """Judge every slot and build the report (pure: reads the slots, never alters them)."""
+    calls: list[StreamedCall] = []
+    cut: list[str] = []
+    unnamed: list[str] = []
+    truncated_count = unnamed_count = 0
+    for slot in sorted(slots, key=lambda s: (s.choice, s.index)):
+        verdict = judge(slot, closed=closed_of(slot))
+        if isinstance(verdict, StreamedCall):
+            calls.append(verdict)
+        elif verdict.cause == "truncated":
+            truncated_count += 1
+            cut.extend(verdict.call_ids)
+        else:
+            unnamed_count += 1
+            unnamed.extend(verdict.call_ids)
+    drops: list[StreamDrop] = []
+    if truncated_count:
+        drops.append(StreamDrop(cause="truncated", count=truncated_count, call_ids=tuple(cut)))
+    if unnamed_count:
+        drops.append(StreamDrop(cause="unnamed", count=unnamed_count, call_ids=tuple(unnamed)))
+    if bad_frames:
+        drops.append(StreamDrop(cause="bad_frame", count=bad_frames))
+    clause = truncation_cause_clause(cap, terminal_frame_seen=ledger.decided is not None) if truncated_count else ""
+    return StreamReport(
+        calls=tuple(calls),
+        drops=tuple(drops),
+        ends_ignored=ledger.ignored,
+        torn=torn,
+        finish_reasons=finish_reasons,
+        response_id=response_id,
+        requested_model=requested_model,
+        response_model=seat.reported,
+        substituted_model=seat.substituted,
+        echo_dropped=int(seat.echo_dropped),
+        truncation_clause=clause,
+        repetition=repetition,
+        usage=usage,
+        events=events,
+        notes=turn_notes_of(drops, clause=clause),
+        model_output_invalid=model_output_invalid_of(truncated=truncated_count, unnamed=unnamed_count, cap=cap),
+        frames_unread=frames_unread,
+    )

@@ -1,0 +1,224 @@
+"""The Anthropic Messages stream observer: a pure reducer over ``RawMessageStreamEvent`` frames.
+
+Reads each event (the SDK's own event object or the raw SSE JSON as a dict; a raw ``data:``
+string or bytes is decoded here and counted as ``bad_frame`` when it is not JSON) and never
+alters it. What it reads:
+
+- ``message_start``: response id, model (``note_response_model``), usage;
+- ``content_block_start`` of type ``tool_use``: a call slot (``server_tool_use`` and other
+  server-side blocks are not client calls; a second start at the same index does not erase the
+  first call, which is judged like any other); ``text_delta``: the repetition poll;
+  ``input_json_delta``: the call's argument fragments; ``content_block_stop``: the close
+  evidence for that block — the only one this lane has;
+- ``message_delta``: the stop reason (an ending) and the cumulative usage; ``message_stop``: the
+  expected close after a stop reason, or an ending by itself; ``error``: an ending.
+
+The first ending decides (``StreamEndLedger``); after it content frames and further endings are
+refused and counted, the usage of a ``message_delta`` is still read. No ending at all: torn.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from otel_toolturn.streams._cap import TurnCapFacts
+from otel_toolturn.streams._echo import EMPTY_SEAT, ModelSeat, echo_folded_word, note_response_model
+from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._turn import (
+    ATTR_GET,
+    DICT_GET,
+    UNDECODABLE,
+    CallSlot,
+    decode_frame,
+    field,
+    int_or_none,
+    settle,
+)
+
+CAP_STOP: Final = "max_tokens"
+_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _closed(slot: CallSlot) -> bool:
+    return slot.closed
+
+
+class AnthropicMessagesObserver:
+    """Observes one Anthropic Messages stream; ``finish()`` gives its ``StreamReport``."""
+
+    __slots__ = (
+        "_bad",
+        "_ended",
+        "_events",
+        "_input_tokens",
+        "_ledger",
+        "_max_output_tokens",
+        "_output_tokens",
+        "_poll",
+        "_replaced",
+        "_requested",
+        "_response_id",
+        "_seat",
+        "_slots",
+        "_stop",
+        "_stop_closed",
+        "_unread",
+    )
+
+    def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
+        self._requested = requested_model
+        self._max_output_tokens = max_output_tokens
+        self._slots: dict[object, CallSlot] = {}
+        self._replaced: list[CallSlot] = []
+        self._ledger = StreamEndLedger()
+        self._ended = False
+        self._stop: str | None = None
+        self._stop_closed = False
+        self._poll = RepetitionPoll()
+        self._seat: ModelSeat = EMPTY_SEAT
+        self._response_id: str | None = None
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
+        self._events = 0
+        self._bad = 0
+        self._unread = 0
+
+    def feed(self, event: object) -> None:
+        """Read one event; never alters it, never raises."""
+        self._events += 1
+        try:
+            cls = type(event)
+            if cls is dict:
+                get = DICT_GET
+            elif cls is str or cls is bytes:
+                event = decode_frame(event)  # type: ignore[arg-type]
+                if event is None:
+                    return
+                if event is UNDECODABLE:
+                    self._bad += 1
+                    return
+                if type(event) is not dict:
+                    self._unread += 1
+                    return
+                get = DICT_GET
+            else:
+                get = ATTR_GET
+            kind = get(event, "type", None)
+            if kind == "content_block_delta":
+                if self._ended:
+                    self._ledger.note("content", kind)
+                    return
+                delta = get(event, "delta", None)
+                delta_kind = get(delta, "type", None)
+                if delta_kind == "text_delta":
+                    text = get(delta, "text", None)
+                    if type(text) is str:
+                        self._poll.feed(text)
+                elif delta_kind == "input_json_delta":
+                    slot = self._slots.get(get(event, "index", None))
+                    part = get(delta, "partial_json", None)
+                    if slot is not None and type(part) is str:
+                        slot.parts.append(part)
+            else:
+                self._read_other(kind, event)
+        except _READ_ERRORS:
+            self._unread += 1
+
+    def _read_other(self, kind: object, event: object) -> None:
+        if kind == "content_block_start":
+            if self._ended:
+                self._ledger.note("content", kind)
+                return
+            self._open(event)
+        elif kind == "content_block_stop":
+            if self._ended:
+                self._ledger.note("content", kind)
+                return
+            slot = self._slots.get(field(event, "index"))
+            if slot is not None:
+                slot.closed = True
+        elif kind == "message_delta":
+            self._message_delta(event)
+        elif kind == "message_stop":
+            if self._stop is not None and not self._stop_closed:
+                self._stop_closed = True
+            elif self._ledger.decide("message_stop", kind):
+                self._ended = True
+        elif kind == "message_start":
+            if self._ended:
+                self._ledger.note("content", kind)
+                return
+            self._message_start(event)
+        elif kind == "error":
+            error = field(event, "error")
+            if self._ledger.decide("error", field(error, "type")):
+                self._ended = True
+
+    def _open(self, event: object) -> None:
+        block = field(event, "content_block")
+        if field(block, "type") != "tool_use":
+            return
+        index = field(event, "index")
+        call_id, name, initial = field(block, "id"), field(block, "name"), field(block, "input")
+        slot = CallSlot(
+            index=index if type(index) is int else len(self._slots),
+            call_id=call_id if type(call_id) is str else "",
+            name=name if type(name) is str else "",
+        )
+        if isinstance(initial, dict) and initial:
+            slot.initial = dict(initial)
+        replaced = self._slots.get(index)
+        if replaced is not None:
+            self._replaced.append(replaced)
+        self._slots[index] = slot
+
+    def _message_start(self, event: object) -> None:
+        message = field(event, "message")
+        response_id = field(message, "id")
+        if type(response_id) is str:
+            self._response_id = response_id
+        self._seat = note_response_model(self._seat, field(message, "model"), self._requested)
+        usage = field(message, "usage")
+        if usage is not None:
+            self._input_tokens = int_or_none(field(usage, "input_tokens"))
+            self._output_tokens = int_or_none(field(usage, "output_tokens"))
+
+    def _message_delta(self, event: object) -> None:
+        stop = field(field(event, "delta"), "stop_reason")
+        if stop is not None and self._ledger.decide("finish", stop):
+            self._ended = True
+            self._stop = echo_folded_word(stop)
+        usage = field(event, "usage")
+        if usage is not None:
+            output_tokens = int_or_none(field(usage, "output_tokens"))
+            if output_tokens is not None:
+                self._output_tokens = output_tokens
+            input_tokens = int_or_none(field(usage, "input_tokens"))
+            if input_tokens is not None:
+                self._input_tokens = input_tokens
+
+    def finish(self) -> StreamReport:
+        """Return the report of everything fed so far; calling it again returns an equal report."""
+        cap = TurnCapFacts(
+            cap_stop=self._stop == CAP_STOP,
+            output_tokens=self._output_tokens,
+            cap_tokens=self._max_output_tokens,
+        )
+        return settle(
+            slots=[*self._replaced, *self._slots.values()],
+            closed_of=_closed,
+            ledger=self._ledger,
+            torn=self._ledger.decided is None,
+            finish_reasons=(self._stop,) if self._stop is not None else (),
+            response_id=self._response_id,
+            requested_model=self._requested,
+            seat=self._seat,
+            cap=cap,
+            repetition=self._poll.report(),
+            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            bad_frames=self._bad,
+            frames_unread=self._unread,
+            events=self._events,
+        )

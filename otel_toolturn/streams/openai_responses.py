@@ -1,0 +1,246 @@
+"""The Responses stream observer: a pure reducer over ``ResponseStreamEvent`` frames.
+
+Reads each event (the SDK's own object or the raw SSE JSON as a dict; a raw ``data:`` string or
+bytes is decoded here and counted as ``bad_frame`` when it is not JSON) and never alters it.
+Calls are keyed by ``output_index``. What it reads:
+
+- ``response.created`` / ``response.in_progress`` / ``response.queued``: response id and model;
+- ``response.output_item.added`` of type ``function_call``: a call slot (``call_id``, ``name``);
+  ``response.function_call_arguments.delta``: its argument fragments (argument frames for an item
+  that was never opened make a slot with no name, judged like any other);
+  ``response.output_text.delta``: the repetition poll;
+- ``response.function_call_arguments.done`` and ``response.output_item.done``: the close
+  evidence for that item — the only evidence this lane has — with the complete argument text,
+  which wins over the fragments;
+- ``response.completed`` / ``response.incomplete`` / ``response.failed``: an ending with the
+  status (``incomplete``: its reason, e.g. ``max_output_tokens``), model, id and usage;
+  ``error``: an ending.
+
+The first ending decides; after it every other event is refused and counted (``content``, or
+the ending's kind), while the usage a later ending carries is still read. No ending: torn.
+Free-form ``custom_tool_call`` items are not JSON-argument calls and are not judged here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from otel_toolturn.streams._cap import TurnCapFacts
+from otel_toolturn.streams._echo import EMPTY_SEAT, ModelSeat, echo_folded_word, note_response_model
+from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._turn import (
+    ATTR_GET,
+    DICT_GET,
+    UNDECODABLE,
+    CallSlot,
+    decode_frame,
+    field,
+    int_or_none,
+    settle,
+)
+
+ENDINGS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+CAP_STOP: Final = "max_output_tokens"
+_OPENING: Final = frozenset({"response.created", "response.in_progress", "response.queued"})
+_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _closed(slot: CallSlot) -> bool:
+    return slot.closed
+
+
+def finish_word(response: object) -> str:
+    """Return a final response's finish word: its status, or for ``incomplete`` the reason it gives."""
+    status = field(response, "status")
+    if status == "incomplete":
+        reason = field(field(response, "incomplete_details"), "reason")
+        if reason is not None:
+            return echo_folded_word(reason)
+    return echo_folded_word(status)
+
+
+class OpenAIResponsesObserver:
+    """Observes one Responses stream; ``finish()`` gives its ``StreamReport``."""
+
+    __slots__ = (
+        "_bad",
+        "_ended",
+        "_events",
+        "_finish",
+        "_input_tokens",
+        "_ledger",
+        "_max_output_tokens",
+        "_output_tokens",
+        "_poll",
+        "_replaced",
+        "_requested",
+        "_response_id",
+        "_seat",
+        "_slots",
+        "_unread",
+    )
+
+    def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
+        self._requested = requested_model
+        self._max_output_tokens = max_output_tokens
+        self._slots: dict[object, CallSlot] = {}
+        self._replaced: list[CallSlot] = []
+        self._ledger = StreamEndLedger()
+        self._ended = False
+        self._finish: str | None = None
+        self._poll = RepetitionPoll()
+        self._seat: ModelSeat = EMPTY_SEAT
+        self._response_id: str | None = None
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
+        self._events = 0
+        self._bad = 0
+        self._unread = 0
+
+    def feed(self, event: object) -> None:
+        """Read one event; never alters it, never raises."""
+        self._events += 1
+        try:
+            cls = type(event)
+            if cls is dict:
+                get = DICT_GET
+            elif cls is str or cls is bytes:
+                event = decode_frame(event)  # type: ignore[arg-type]
+                if event is None:
+                    return
+                if event is UNDECODABLE:
+                    self._bad += 1
+                    return
+                if type(event) is not dict:
+                    self._unread += 1
+                    return
+                get = DICT_GET
+            else:
+                get = ATTR_GET
+            kind = get(event, "type", None)
+            if kind == "response.output_text.delta":
+                if self._ended:
+                    self._ledger.note("content", kind)
+                    return
+                delta = get(event, "delta", None)
+                if type(delta) is str:
+                    self._poll.feed(delta)
+            elif kind == "response.function_call_arguments.delta":
+                if self._ended:
+                    self._ledger.note("content", kind)
+                    return
+                index = get(event, "output_index", None)
+                slot = self._slots.get(index) or self._unopened(index)
+                delta = get(event, "delta", None)
+                if type(delta) is str:
+                    slot.parts.append(delta)
+            else:
+                self._read_other(kind, event)
+        except _READ_ERRORS:
+            self._unread += 1
+
+    def _read_other(self, kind: object, event: object) -> None:
+        if kind in ENDINGS:
+            self._ending(event)
+            return
+        if kind == "error":
+            if self._ledger.decide("error", field(event, "code")):
+                self._ended = True
+            return
+        if self._ended:
+            if type(kind) is str:
+                self._ledger.note("content", kind)
+            return
+        if kind == "response.function_call_arguments.done":
+            index = field(event, "output_index")
+            slot = self._slots.get(index) or self._unopened(index)
+            self._close(slot, field(event, "arguments"), field(event, "name"), None)
+        elif kind == "response.output_item.added":
+            self._open(event)
+        elif kind == "response.output_item.done":
+            item = field(event, "item")
+            if field(item, "type") == "function_call":
+                index = field(event, "output_index")
+                closing = self._slots.get(index) or self._unopened(index)
+                self._close(closing, field(item, "arguments"), field(item, "name"), field(item, "call_id"))
+        elif kind in _OPENING:
+            self._response(field(event, "response"))
+
+    def _open(self, event: object) -> None:
+        item = field(event, "item")
+        if field(item, "type") != "function_call":
+            return
+        index = field(event, "output_index")
+        call_id, name = field(item, "call_id"), field(item, "name")
+        slot = CallSlot(
+            index=index if type(index) is int else len(self._slots),
+            call_id=call_id if type(call_id) is str else "",
+            name=name if type(name) is str else "",
+        )
+        replaced = self._slots.get(index)
+        if replaced is not None:
+            self._replaced.append(replaced)
+        self._slots[index] = slot
+
+    def _unopened(self, index: object) -> CallSlot:
+        """A slot for argument frames whose ``output_item.added`` never came: no name unless a done frame gives one."""
+        slot = CallSlot(index=index if type(index) is int else len(self._slots))
+        self._slots[index] = slot
+        return slot
+
+    @staticmethod
+    def _close(slot: CallSlot, arguments: object, name: object, call_id: object) -> None:
+        slot.closed = True
+        if type(arguments) is str:
+            slot.final = arguments
+        if not slot.name and type(name) is str:
+            slot.name = name
+        if not slot.call_id and type(call_id) is str:
+            slot.call_id = call_id
+
+    def _response(self, response: object) -> None:
+        response_id = field(response, "id")
+        if type(response_id) is str:
+            self._response_id = response_id
+        self._seat = note_response_model(self._seat, field(response, "model"), self._requested)
+
+    def _ending(self, event: object) -> None:
+        response = field(event, "response")
+        if self._ledger.decide("finish", finish_word(response)):
+            self._ended = True
+            self._finish = finish_word(response)
+            self._response(response)
+        usage = field(response, "usage")
+        if usage is not None:
+            input_tokens = int_or_none(field(usage, "input_tokens"))
+            if input_tokens is not None:
+                self._input_tokens = input_tokens
+            output_tokens = int_or_none(field(usage, "output_tokens"))
+            if output_tokens is not None:
+                self._output_tokens = output_tokens
+
+    def finish(self) -> StreamReport:
+        """Return the report of everything fed so far; calling it again returns an equal report."""
+        cap = TurnCapFacts(
+            cap_stop=self._finish == CAP_STOP,
+            output_tokens=self._output_tokens,
+            cap_tokens=self._max_output_tokens,
+        )
+        return settle(
+            slots=[*self._replaced, *self._slots.values()],
+            closed_of=_closed,
+            ledger=self._ledger,
+            torn=self._ledger.decided is None,
+            finish_reasons=(self._finish,) if self._finish is not None else (),
+            response_id=self._response_id,
+            requested_model=self._requested,
+            seat=self._seat,
+            cap=cap,
+            repetition=self._poll.report(),
+            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            bad_frames=self._bad,
+            frames_unread=self._unread,
+            events=self._events,
+        )

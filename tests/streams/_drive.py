@@ -1,0 +1,52 @@
+"""Feed hand-made frames to an observer, raw or through the real SDK (test support)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+
+from otel_toolturn._vocab import Lane
+from otel_toolturn.streams import StreamReport, observer_for
+from tests.streams._frames import MODEL, Frame, sse_bytes
+from tests.streams._sdk import report_of, sdk_events, sdk_final
+
+
+def raw_report(lane: Lane, frames: Sequence[Frame | str], *, requested: str | None = MODEL) -> StreamReport:
+    """Feed each frame as the raw JSON dict (a ``str`` frame as its raw data) and check none was altered."""
+    before = copy.deepcopy(list(frames))
+    observer = observer_for(lane, requested_model=requested)
+    for frame in frames:
+        observer.feed(frame)
+    assert list(frames) == before, "the observer altered a frame"
+    report = observer.finish()
+    assert observer.finish() == report, "finish() is not repeatable"
+    return report
+
+
+def dump(event: object) -> object:
+    """An SDK event as plain data, to compare before and after the observer read it."""
+    model_dump = getattr(event, "model_dump", None)
+    return model_dump() if callable(model_dump) else event
+
+
+def sdk_report(lane: Lane, frames: Sequence[Frame | str], *, requested: str | None = MODEL) -> StreamReport:
+    """Serialise the frames to SSE, let the real SDK parse them, feed its event objects."""
+    events = sdk_events(lane, sse_bytes(lane, frames))
+    dumps = [dump(e) for e in events]
+    report = report_of(lane, events, requested)
+    assert [dump(e) for e in events] == dumps, "the observer altered an SDK event"
+    return report
+
+
+def both(lane: Lane, frames: Sequence[Frame], *, requested: str | None = MODEL) -> StreamReport:
+    """The raw report, after checking the SDK path gives the same one (event counts aside)."""
+    raw = raw_report(lane, frames, requested=requested)
+    via_sdk = sdk_report(lane, frames, requested=requested)
+    assert dataclasses.replace(via_sdk, events=0) == dataclasses.replace(raw, events=0)
+    return raw
+
+
+def final_of(lane: Lane, frames: Sequence[Frame]) -> object:
+    """The SDK's own accumulated result over the frames."""
+    return sdk_final(lane, sse_bytes(lane, frames))
