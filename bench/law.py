@@ -3,8 +3,9 @@
 For 200, 2,000 and 20,000 messages, clean and broken, per lane: the law's time as a ratio of
 ``json.dumps`` of the same list (the floor any request pays to serialise it), and of
 ``turnsafe.repair`` (the closest Python peer; Anthropic and Chat only) on the same input.
-Broken transcripts carry the real-world faults at about one turn in ten: a missing result, a late
-result behind a user message, text after a call, an orphan at the head.
+Three states: ``clean``; ``few`` faults, as a real broken session has them (an orphan at the head
+left by trimming, the last round interrupted); ``dense`` faults, every kind in three rounds of ten
+(a missing result, a late result behind a user message, text after a call) — the worst case.
 
 Run: ``python -m bench.law`` (``--quick`` for fewer repeats). Medians of several repeats; the
 machine is noisy, so read the ratios, not the absolute times.
@@ -33,18 +34,22 @@ LANES: tuple[Lane, ...] = ("anthropic.messages", "openai.chat_completions", "ope
 PEER_PROVIDER = {"anthropic.messages": "anthropic", "openai.chat_completions": "openai"}
 
 
-def session(size: int, *, broken: bool, seed: int = 7) -> list[Event]:
-    """An agent session of about ``size`` messages: questions, tool rounds, answers."""
+def session(size: int, *, state: str, seed: int = 7) -> list[Event]:
+    """An agent session of about ``size`` messages: questions, tool rounds, answers.
+
+    ``state``: ``clean``; ``few`` — a real broken session: an orphan at the head (the window was
+    trimmed) and the last round interrupted; ``dense`` — every fault kind in three rounds of ten.
+    """
     rng = random.Random(seed)
     events: list[Event] = []
-    if broken:
+    if state != "clean":
         events.append(R("call_trimmed", "result of a call trimmed away"))
     n = 0
     while len(events) < size:
         n += 1
         events.append(U(f"question {n}: " + "please look into the logs " * 3))
         calls = [f"call_{n}_{k}" for k in range(rng.randint(1, 3))]
-        fault = rng.randrange(10) if broken else -1
+        fault = rng.randrange(10) if state == "dense" else -1
         blocks: list[Block] = [t("Let me check."), *(c(i, "read_file", '{"path": "src/app.py"}') for i in calls)]
         if fault == 0:
             blocks.append(t("(text after the calls)"))
@@ -59,6 +64,10 @@ def session(size: int, *, broken: bool, seed: int = 7) -> list[Event]:
         else:
             events.extend(results)
         events.append(A(t("Here is what I found: " + "details " * 20)))
+    if state == "few":
+        events.extend([U("one more thing"), A(t("Checking."), c("call_last_0", "read_file"), c("call_last_1", "grep"))])
+        events.append(R("call_last_0", "partial output"))
+        events.append(U("continue"))
     return events
 
 
@@ -86,12 +95,12 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for lane in LANES:
-        for broken in (False, True):
+        for state in ("clean", "few", "dense"):
             for size in SIZES:
-                messages = build(lane, session(size, broken=broken))
+                messages = build(lane, session(size, state=state))
                 view = ensure_tool_turn_invariants(messages, lane=lane)
-                if bool(view.repairs) != broken:
-                    raise SystemExit(f"bench transcript {lane} {size} is not {'broken' if broken else 'clean'}")
+                if bool(view.repairs) != (state != "clean"):
+                    raise SystemExit(f"bench transcript {lane} {size} {state} came out wrong")
                 law = median_time(partial(ensure_tool_turn_invariants, messages, lane=lane), repeats)
                 dumps = median_time(partial(json.dumps, messages), repeats)
                 peer_cell, ratio_cell = "n/a", "n/a"
@@ -99,7 +108,6 @@ def main() -> None:
                 if turnsafe is not None and provider is not None:
                     peer = median_time(partial(turnsafe.repair, messages, provider), max(1, repeats // 3))
                     peer_cell, ratio_cell = f"{peer * 1e6:,.0f}", f"{peer / law:,.1f}x"
-                state = "broken" if broken else "clean"
                 print(
                     f"{lane:26} {state:7} {len(messages):>7,} {law * 1e6:>10,.0f} {law / dumps:>12.3f}x "
                     f"{peer_cell:>12} {ratio_cell:>11}"

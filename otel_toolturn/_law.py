@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     OTHER,
-    PART,
     RESULT,
     SECOND_RESULT_SEPARATOR,
     TURN,
@@ -183,21 +182,32 @@ def _restore(
 
     # One pass: (i) per turn, duplicate calls then trailing blocks; (ii)/(iii) attribution of each
     # result to the nearest earlier turn that emitted its id, noting whether it stands in place.
+    # A turn is "disturbed" when anything about it or its batch changes; the others, with their
+    # results, are carried exactly as they stand.
     slots_of: dict[int, list[_Slot]] = {}
     owner: dict[str, _Slot] = {}
+    attributed: dict[int, int] = {}  # result unit index -> the turn it answers
+    answered: dict[int, int] = {}  # turn -> how many of its calls have exactly one result, in place
+    disturbed: set[int] = set()
     orphans: list[str] = []
     kept_orphans: set[int] = set()
     reused: list[_Slot] = []
-    reshaped: set[int] = set()  # turns whose own message changes (duplicate calls, trailing blocks)
     adjacent = -1  # the turn whose batch is still running (only results since it), else -1
     for index, kind in enumerate(kinds):
         if kind == RESULT:
             call_id = ids[index]
             owning = owner.get(call_id) if call_id is not None else None
             if owning is not None:
+                turn_index = owning.turn
+                attributed[index] = turn_index
+                if owning.results:
+                    disturbed.add(turn_index)
                 owning.results.append(index)
-                if owning.turn == adjacent:
+                if turn_index == adjacent:
                     owning.placed.add(index)
+                    answered[turn_index] = answered.get(turn_index, 0) + 1
+                else:
+                    disturbed.add(turn_index)
             elif chained and call_id is not None:
                 kept_orphans.add(index)
             elif (call_id or "") not in orphans:
@@ -211,6 +221,7 @@ def _restore(
                 call_id = call.call_id
                 if call_id in seen:
                     note(index, "duplicate_call", call_id)
+                    disturbed.add(index)
                     continue
                 seen.add(call_id)
                 slot = _Slot(call, index, [], set())
@@ -221,13 +232,14 @@ def _restore(
             if adapter.has_trailing(turn):
                 for slot in slots:
                     note(index, "trailing_text", slot.call.call_id)
-                reshaped.add(index)
-            elif len(slots) != len(turn.calls):
-                reshaped.add(index)
+                disturbed.add(index)
             slots_of[index] = slots
             adjacent = index
         else:
             adjacent = -1
+    for index, slots in slots_of.items():
+        if answered.get(index, 0) != len(slots):
+            disturbed.add(index)
 
     # Reused ids: later uses get a derived id where the lane needs unique ids.
     if reused and adapter.unique_ids:
@@ -240,6 +252,7 @@ def _restore(
             slot.new_id = adapter.derive_id(slot.call.call_id, taken)
             taken.add(slot.new_id)
             note(slot.turn, "reused_id", slot.call.call_id)
+            disturbed.add(slot.turn)
 
     repairs: list[ToolTurnRepair] = []
     out = Emitted()
@@ -250,24 +263,21 @@ def _restore(
             items.append(units[index])
             out_kinds.append(OTHER)
             out_sources.append(None)
+        elif kind == RESULT:
+            answers = attributed.get(index)
+            if (answers is not None and answers not in disturbed) or index in kept_orphans:
+                items.append(units[index])
+                out_kinds.append(RESULT)
+                out_sources.append(sources.get(index))
+        elif index in disturbed:
+            _emit_turn(adapter, view, index, slots=slots_of[index], note=note, out=out)
         elif kind == TURN:
-            slots = slots_of[index]
-            if index in reshaped or not all(
-                len(slot.results) == 1 and slot.new_id is None and slot.results[0] in slot.placed for slot in slots
-            ):
-                _emit_turn(adapter, view, index, slots=slots, note=note, out=out)
-                continue
-            # The turn stands as recorded, answered in place: carry it and its batch as they are.
             turn = units[index]
             assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
             items.extend(turn.items)
             out_kinds.extend([OTHER] * len(turn.items))
             out_sources.extend([None] * len(turn.items))
-            for result in sorted(slot.results[0] for slot in slots):
-                items.append(units[result])
-                out_kinds.append(RESULT)
-                out_sources.append(sources.get(result))
-        elif kind == PART or index in kept_orphans:
+        else:
             items.append(units[index])
             out_kinds.append(kind)
             out_sources.append(sources.get(index))

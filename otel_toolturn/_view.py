@@ -91,6 +91,8 @@ class Turn:
     calls: list[Call]
     items: tuple[object, ...]
     """The wire items the turn was read from (one message, or the Responses run)."""
+    trailing: bool = False
+    """Whether a non-call block stands after the first call (Anthropic; the other lanes keep them apart)."""
 
 
 OTHER: Final = 0

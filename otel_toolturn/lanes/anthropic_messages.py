@@ -119,17 +119,22 @@ class AnthropicMessages:
                 role, content = role_of(message), _blocks(message)
             if type(content) is not str and is_list(content):
                 if role == "assistant":
-                    calls = [
-                        Call(
-                            call_id=call_id_of(block, "id", position, "tool_use block"),
-                            name=str(field(block, "name") or ""),
-                            ref=block,
-                        )
-                        for block in content
-                        if _type(block) == "tool_use"
-                    ]
+                    calls: list[Call] = []
+                    trailing = False
+                    for block in content:
+                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if kind == "tool_use":
+                            calls.append(
+                                Call(
+                                    call_id_of(block, "id", position, "tool_use block"),
+                                    str(field(block, "name") or ""),
+                                    block,
+                                )
+                            )
+                        elif calls:
+                            trailing = True
                     if calls:
-                        units.append(Turn(position=position, calls=calls, items=(message,)))
+                        units.append(Turn(position, calls, (message,), trailing))
                         kinds.append(TURN)
                         continue
                 elif role == "user":
@@ -164,14 +169,8 @@ class AnthropicMessages:
         return interrupted(field(result, "content"))
 
     def has_trailing(self, turn: Turn) -> bool:
-        """Whether any non-``tool_use`` block stands after the first ``tool_use``."""
-        calling = False
-        for block in _block_list(turn.items[0]):
-            if _type(block) == "tool_use":
-                calling = True
-            elif calling:
-                return True
-        return False
+        """Whether any non-``tool_use`` block stands after the first ``tool_use`` (read with the turn)."""
+        return turn.trailing
 
     def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
         """The message with its non-call blocks in order, then the kept calls."""
@@ -251,7 +250,11 @@ def _flush(run: list[tuple[int, object, object]], wire: list[object]) -> None:
         end = index
         blocks: list[object] = []
         while end < len(run) and source is not None and run[end][2] is source:
-            blocks.extend(_unit_blocks(run[end][0], run[end][1]))
+            kind, item, _ = run[end]
+            if kind == RESULT:
+                blocks.append(item)
+            else:
+                blocks.extend(_unit_blocks(kind, item))
             end += 1
         content = _blocks(source) if source is not None else None
         if (
