@@ -1,0 +1,1 @@
+"""Benchmarks: ratios side by side in one run (law, streams, instrumentation overhead)."""

@@ -22,6 +22,7 @@ from otel_toolturn._vocab import (
     RepairForm,
     StreamDropCause,
 )
+from otel_toolturn.instrument import ToolTurnInstrumentor, init, shutdown, withhold_tools
 
 __version__ = "0.1.0"
 
@@ -41,11 +42,15 @@ __all__ = [
     "StreamDropCause",
     "ToolTurnError",
     "ToolTurnInputError",
+    "ToolTurnInstrumentor",
     "ToolTurnRepair",
     "ToolTurnView",
     "UnknownLaneError",
     "Violation",
     "__version__",
     "ensure_tool_turn_invariants",
+    "init",
+    "shutdown",
     "validate",
+    "withhold_tools",
 ]

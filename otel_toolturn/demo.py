@@ -6,7 +6,7 @@ lives through six breakages users report: interrupted parallel calls, a late res
 ``tool_use``, a repeated call, an orphan left by trimming, a cut stream. Each story is played twice:
 
 1. without otel-toolturn — the provider's HTTP 400 is printed verbatim;
-2. with ``otel_toolturn.instrument.init(...)`` — every call succeeds; per request, the repairs and
+2. with ``otel_toolturn.init(...)`` — every call succeeds; per request, the repairs and
    stream events read back from an in-memory span exporter attached beside the real one.
 
 Telemetry goes to the console by default (one line per span, printed at the end), to OTLP when
@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_toolturn import instrument
+import otel_toolturn
 from otel_toolturn._vocab import RepairForm
 from otel_toolturn.cli import Telemetry
 from otel_toolturn.instrument import names
@@ -506,7 +506,7 @@ def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] |
         before = _play(sim, None)
         print("\nWith otel_toolturn.init(): the same agent, the same transcripts.")
         pipeline = build_pipeline(chosen, env)
-        instrument.init(
+        otel_toolturn.init(
             tracer_provider=pipeline.tracer_provider,
             meter_provider=pipeline.meter_provider,
             logger_provider=pipeline.logger_provider,
@@ -514,7 +514,7 @@ def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] |
         try:
             after = _play(sim, pipeline.spans)
         finally:
-            instrument.shutdown()
+            otel_toolturn.shutdown()
         totals = metric_totals(pipeline.metrics)
         for provider in (pipeline.tracer_provider, pipeline.meter_provider, pipeline.logger_provider):
             provider.shutdown()

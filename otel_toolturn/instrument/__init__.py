@@ -1,1 +1,134 @@
-"""The only place that imports an SDK or OpenTelemetry: patching, the request hook, stream proxies."""
+"""The instrumentation: one ``init()`` patches the OpenAI and Anthropic SDKs, repairs inline, records.
+
+The only place that imports an SDK or OpenTelemetry. Public here:
+
+- ``init(...)``: idempotent; resolves the options (keyword, then ``OTEL_TOOLTURN_*``, then the
+  default), sets up OpenTelemetry SDK providers from the standard ``OTEL_*`` variables when the
+  application configured none, and instruments. A second call is a no-op.
+- ``shutdown()``: removes the patches, flushes every provider, and shuts down the providers
+  ``init`` created (never the application's own).
+- ``withhold_tools(reason)``: a scope whose calls go out with tools withheld.
+- ``ToolTurnInstrumentor``: the ``BaseInstrumentor`` behind ``init``, registered under the
+  ``opentelemetry_instrumentor`` entry point so ``opentelemetry-instrument python app.py`` works.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from opentelemetry._logs import LoggerProvider
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import TracerProvider
+
+from otel_toolturn.instrument._config import Mode, Options, Provider, resolve_options
+from otel_toolturn.instrument._patches import patch, unpatch
+from otel_toolturn.instrument._setup import Owned, configure_missing, flush
+from otel_toolturn.instrument._telemetry import Telemetry
+from otel_toolturn.instrument._withhold import withhold_tools
+
+__all__ = ["Mode", "Options", "Provider", "ToolTurnInstrumentor", "init", "shutdown", "withhold_tools"]
+
+
+class ToolTurnInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Patches the importable provider SDKs (see ``_patches.TARGETS``); ``uninstrument`` restores them.
+
+    ``instrument()`` takes ``options`` (an ``Options``) or the keyword options of ``init``, and
+    ``tracer_provider`` / ``meter_provider`` / ``logger_provider``; without them it uses the
+    global providers and the environment.
+    """
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        """None required: each provider SDK is patched only when it imports."""
+        return ()
+
+    def _instrument(self, **kwargs: Any) -> None:  # noqa: ANN401 - BaseInstrumentor's own signature
+        options = kwargs.get("options")
+        if not isinstance(options, Options):
+            options = resolve_options(
+                mode=kwargs.get("mode"),
+                capture_content=kwargs.get("capture_content"),
+                providers=kwargs.get("providers"),
+                max_tool_rounds=kwargs.get("max_tool_rounds"),
+                handoff_tools=kwargs.get("handoff_tools"),
+                environ=os.environ,
+            )
+        telemetry = Telemetry(
+            options=options,
+            tracer_provider=kwargs.get("tracer_provider"),
+            meter_provider=kwargs.get("meter_provider"),
+            logger_provider=kwargs.get("logger_provider"),
+        )
+        patch(telemetry)
+
+    def _uninstrument(self, **kwargs: Any) -> None:  # noqa: ANN401 - BaseInstrumentor's own signature
+        del kwargs
+        unpatch()
+
+
+_LOCK = threading.Lock()
+_OWNED: list[Owned] = []
+
+
+def init(
+    *,
+    mode: Mode | None = None,
+    capture_content: bool | None = None,
+    providers: Sequence[Provider] | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    max_tool_rounds: int | None = None,
+    handoff_tools: Sequence[str] | None = None,
+) -> None:
+    """Instrument the provider SDKs once; a second call changes nothing.
+
+    ``mode``: ``"repair"`` (default; send the repaired view) or ``"observe"`` (send the caller's
+    request, report the would-be repairs). ``capture_content``: record the joined system prompt
+    (off by default; also ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
+    ``providers``: which SDKs to patch (default: every supported one that imports).
+    ``max_tool_rounds``: ask for a wrap-up (tools withheld) once the consecutive tool rounds since
+    the last user text reach it. ``handoff_tools``: tool names or glob patterns whose calls are
+    handoffs. Providers: the given ones, else the application's global ones, else created from
+    the ``OTEL_*`` variables.
+    """
+    with _LOCK:
+        instrumentor = ToolTurnInstrumentor()
+        if instrumentor.is_instrumented_by_opentelemetry:
+            return
+        options = resolve_options(
+            mode=mode,
+            capture_content=capture_content,
+            providers=providers,
+            max_tool_rounds=max_tool_rounds,
+            handoff_tools=handoff_tools,
+            environ=os.environ,
+        )
+        if tracer_provider is None or meter_provider is None or logger_provider is None:
+            _OWNED.append(
+                configure_missing(
+                    os.environ,
+                    traces=tracer_provider is None,
+                    metrics_=meter_provider is None,
+                    logs=logger_provider is None,
+                )
+            )
+        instrumentor.instrument(
+            options=options,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            logger_provider=logger_provider,
+        )
+
+
+def shutdown() -> None:
+    """Remove the patches, flush every provider, and shut down the providers ``init`` created."""
+    with _LOCK:
+        instrumentor = ToolTurnInstrumentor()
+        if instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.uninstrument()
+        while _OWNED:
+            flush(_OWNED.pop())

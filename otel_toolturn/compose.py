@@ -1,0 +1,284 @@
+"""Request composition rules: which call is served its tools, what system prompt a provider reads.
+
+Role: pure functions over request values, called by the instrumentation on the way out and by any
+reader that rebuilds a served request afterwards, so the two cannot disagree. No SDK, no
+OpenTelemetry, no I/O; nothing here mutates its arguments.
+
+The rules, each in one function:
+
+- **The tools rule** (``tools_withheld``): a call is served no tools when a wrap-up was asked
+  (``"wrap-up"``, checked first) or the tools went off after the evidence revision
+  (``"evidence-revision"``). Only a literal ``True`` counts as asked: an unknown value keeps the
+  tools on. ``tool_choice_none`` spells "no tools" in each lane (tool definitions stay in the
+  request, so a prompt cache keyed on them still holds); ``caller_withheld_tools`` recognises a
+  caller who already spelled it.
+- **The system-prompt join** (``join_system_prompt``): empty pieces are dropped *before* joining,
+  the survivors joined with ``SYSTEM_PROMPT_SEPARATOR``; ``contributing_pieces`` returns exactly
+  those survivors, in order, so a list of fingerprints and the joined text always agree on which
+  piece was at which position. ``system_prompt_pieces`` reads each lane's pieces (Anthropic
+  ``system``, Chat system/developer messages, Responses ``instructions`` and system/developer
+  items).
+- **The strip rule** (``strip_framework_fields``): fields that exist for a library and never for
+  the model are removed from a message before the request exists. Stripping removes a field,
+  never a message: the list keeps its length and order, and a message without such a field is
+  passed on as the very same object (nothing to strip ⇒ the same list object).
+- **Fingerprints** (``fingerprint``, ``message_digest``, ``prefix_fingerprint``): a short, stable
+  digest of a JSON-shaped value (SDK objects read through their ``model_dump``), for comparing two
+  requests piece by piece without recording their content. A message prefix is fingerprinted
+  from its messages' digests, so a caller can digest each message once.
+- **Tool rounds** (``tool_rounds_since_user_text``): how many consecutive tool rounds the
+  assistant made since the last user text, the count ``max_tool_rounds`` is compared with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, get_args
+
+from otel_toolturn._view import field
+from otel_toolturn._vocab import Lane
+
+ToolsWithheld = Literal["wrap-up", "evidence-revision"]
+"""Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
+TOOLS_WITHHELD: Final[tuple[ToolsWithheld, ...]] = get_args(ToolsWithheld)
+
+ToolsWithheldReason = Literal["wrap-up", "evidence-revision", "caller"]
+"""Every reason a request goes out without tools: the tools rule's two, or the caller's own choice."""
+TOOLS_WITHHELD_REASONS: Final[tuple[ToolsWithheldReason, ...]] = get_args(ToolsWithheldReason)
+
+SYSTEM_PROMPT_SEPARATOR: Final = "\n\n"
+"""Between two system-prompt pieces: a blank line, so the model reads them as separate sections."""
+
+FRAMEWORK_FIELDS: Final[frozenset[str]] = frozenset(
+    {
+        "injectedBy",
+        "notDispatched",
+        "toolResultOrigin",
+        "toolChars",
+        "foldedExempt",
+        "injected_by",
+        "not_dispatched",
+        "tool_result_origin",
+        "tool_chars",
+        "folded_exempt",
+        "handoff_scope",
+    }
+)
+"""Message fields that only libraries read (delivery marker, settlement marker, result origin,
+tool-bytes boundary, compaction lineage, the handoff dispatch's scope tag), in both spellings.
+They never reach the wire."""
+
+FINGERPRINT_LENGTH: Final = 12
+"""Hex characters kept of a SHA-256 digest: short enough for a span, long enough to tell pieces apart."""
+
+
+def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> ToolsWithheld | None:
+    """The tools rule: why this call is served no tools, or ``None`` when it is served its tools.
+
+    >>> tools_withheld(None, True)
+    'evidence-revision'
+    >>> tools_withheld(None, None) is None
+    True
+    """
+    if wrap_up_asked is True:
+        return "wrap-up"
+    if tools_off_after_revision is True:
+        return "evidence-revision"
+    return None
+
+
+def tool_choice_none(lane: Lane) -> object:
+    """The lane's own spelling of "call no tool" for the ``tool_choice`` parameter."""
+    if lane == "anthropic.messages":
+        return {"type": "none"}
+    return "none"
+
+
+def caller_withheld_tools(tool_choice: object) -> bool:
+    """Whether a caller's ``tool_choice`` already says "no tool" (``"none"`` or ``{"type": "none"}``)."""
+    if tool_choice == "none":
+        return True
+    return isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemPromptPiece:
+    """One piece of a system prompt: its text (absent or empty ⇒ it contributes nothing) and where it came from."""
+
+    raw_content: str | None = None
+    source: str = ""
+
+
+def contributing_pieces(pieces: Sequence[SystemPromptPiece]) -> tuple[SystemPromptPiece, ...]:
+    """The pieces that reach the joined string, in order: exactly the survivors ``join_system_prompt`` joins.
+
+    >>> len(contributing_pieces([SystemPromptPiece(raw_content="a"), SystemPromptPiece(raw_content="")]))
+    1
+    """
+    return tuple(p for p in pieces if p.raw_content)
+
+
+def join_system_prompt(pieces: Sequence[SystemPromptPiece]) -> str:
+    r"""The system-prompt join: empty pieces dropped first, survivors joined with a blank line.
+
+    >>> join_system_prompt([SystemPromptPiece(raw_content="You are a bot."), SystemPromptPiece(),
+    ...                     SystemPromptPiece(raw_content="Be brief.")])
+    'You are a bot.\\n\\nBe brief.'
+    """
+    return SYSTEM_PROMPT_SEPARATOR.join(p.raw_content or "" for p in contributing_pieces(pieces))
+
+
+def _text_parts(content: object, source: str) -> list[SystemPromptPiece]:
+    """Pieces of a message content: a string is one piece; each text part of a list is one piece."""
+    if isinstance(content, str):
+        return [SystemPromptPiece(raw_content=content, source=source)]
+    if isinstance(content, Sequence):
+        out: list[SystemPromptPiece] = []
+        for index, part in enumerate(content):
+            text = field(part, "text")
+            if isinstance(text, str):
+                out.append(SystemPromptPiece(raw_content=text, source=f"{source}.{index}"))
+        return out
+    return []
+
+
+def system_prompt_pieces(request: Mapping[str, object], *, lane: Lane) -> tuple[SystemPromptPiece, ...]:
+    """Every system-prompt piece of a request in the lane's own shape, in wire order.
+
+    Anthropic: the ``system`` string or each text block of it. Chat Completions: the content of
+    each ``system`` or ``developer`` message. Responses: ``instructions``, then each ``system`` or
+    ``developer`` message item of ``input``. ``source`` names where each piece sits.
+    """
+    pieces: list[SystemPromptPiece] = []
+    if lane == "anthropic.messages":
+        pieces.extend(_text_parts(request.get("system"), "system"))
+        return tuple(pieces)
+    if lane == "openai.responses":
+        pieces.extend(_text_parts(request.get("instructions"), "instructions"))
+        items = request.get("input")
+        key = "input"
+    else:
+        items = request.get("messages")
+        key = "messages"
+    if isinstance(items, Sequence) and not isinstance(items, str):
+        for index, item in enumerate(items):
+            if field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message"):
+                pieces.extend(_text_parts(field(item, "content"), f"{key}.{index}"))
+    return tuple(pieces)
+
+
+def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
+    """The strip rule: drop ``FRAMEWORK_FIELDS`` from dict messages; never a message, never in place.
+
+    A message without such a field is the same object in the output; nothing to strip ⇒ the same
+    list object. Typed SDK objects cannot carry unknown fields and pass through.
+
+    >>> strip_framework_fields([{"role": "user", "content": "hi", "injectedBy": "memory"}])
+    [{'role': 'user', 'content': 'hi'}]
+    """
+    try:
+        if all(map(FRAMEWORK_FIELDS.isdisjoint, messages)):  # type: ignore[arg-type]
+            return messages
+    except TypeError:
+        pass
+    out: list[object] | None = None
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping) and not FRAMEWORK_FIELDS.isdisjoint(message.keys()):
+            if out is None:
+                out = list(messages[:index])
+            out.append({k: v for k, v in message.items() if k not in FRAMEWORK_FIELDS})
+        elif out is not None:
+            out.append(message)
+    return messages if out is None else out
+
+
+def _jsonable(value: object) -> object:
+    """``value`` as plain JSON data: SDK objects through ``model_dump``; anything else by ``str``."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_unset=True)
+    return str(value)
+
+
+def fingerprint(value: object) -> str:
+    """A short stable digest of a JSON-shaped value: the same value gives the same text in every process."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def message_digest(message: object) -> bytes:
+    """A message's digest (16 bytes of the SHA-256 of its canonical JSON), the unit of ``prefix_fingerprint``."""
+    text = json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
+def prefix_fingerprint(digests: Sequence[bytes]) -> str:
+    """The fingerprint of a message prefix from its messages' digests, in order.
+
+    Two prefixes have the same fingerprint exactly when their messages have the same digests in
+    the same order; a prefix extended by new messages changes it.
+    """
+    return hashlib.sha256(b"".join(digests)).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def _is_call_item(item: object) -> bool:
+    """A Responses item that is a client tool call."""
+    return field(item, "type") in ("function_call", "custom_tool_call")
+
+
+def _has_user_text(message: object, lane: Lane) -> bool:
+    """Whether a message is the user speaking (not merely carrying tool results)."""
+    if field(message, "role") != "user":
+        return False
+    if lane == "openai.responses" and field(message, "type") not in (None, "message"):
+        return False
+    content = field(message, "content")
+    if isinstance(content, str):
+        return bool(content)
+    if isinstance(content, Sequence):
+        return any(field(part, "type") in ("text", "input_text") and bool(field(part, "text")) for part in content)
+    return False
+
+
+def _is_tool_round(message: object, lane: Lane) -> bool:
+    """Whether an assistant message (Anthropic, Chat) emits client tool calls."""
+    if field(message, "role") != "assistant":
+        return False
+    if lane == "openai.chat_completions":
+        return bool(field(message, "tool_calls"))
+    content = field(message, "content")
+    return (
+        isinstance(content, Sequence)
+        and not isinstance(content, str)
+        and any(field(block, "type") == "tool_use" for block in content)
+    )
+
+
+def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane) -> int:
+    """Consecutive tool rounds the assistant made since the last user text.
+
+    A round is an assistant message that emits client calls (Responses: a run of call items not
+    separated by another non-reasoning item, so parallel calls are one round). User messages that
+    only carry tool results do not reset the count; a user message with text does.
+    """
+    if isinstance(messages, str):
+        return 0
+    rounds = 0
+    previous_was_call = False
+    for message in messages:
+        if _has_user_text(message, lane):
+            rounds = 0
+            previous_was_call = False
+        elif lane == "openai.responses":
+            if _is_call_item(message):
+                if not previous_was_call:
+                    rounds += 1
+                previous_was_call = True
+            elif field(message, "type") != "reasoning":
+                previous_was_call = False
+        elif _is_tool_round(message, lane):
+            rounds += 1
+    return rounds

@@ -1,0 +1,313 @@
+"""Proxies around what the SDKs return, so the caller gets exactly what it would have got.
+
+Role: every proxy is a ``wrapt.ObjectProxy`` of the SDK's own object, so ``isinstance``,
+attributes, helpers (``get_final_message``, ``text_stream``, ``until_done``) and ``with`` /
+``async with`` behave as without instrumentation. A proxy only watches: each event it passes on
+is fed to the call's observer (``CallRecord.feed``) unchanged (``for`` reads through a generator
+over the SDK's own iteration, as the SDK's streams do; ``next()`` through ``__next__``), and the
+call is finished exactly once on the first of: exhaustion, an exception, ``close()``, context
+exit, the HTTP response being closed through ``.response``, or the proxy being collected unread
+(``weakref.finalize``).
+
+- ``StreamProxy`` / ``AsyncStreamProxy``: the SDKs' ``Stream`` / ``AsyncStream``.
+- ``RawResponseProxy``: ``with_raw_response`` / ``with_streaming_response`` results; ``parse()``
+  hands back the parsed object, watched in turn (a stream is proxied; a whole response checked).
+- ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; on entry the SDK's own
+  ``MessageStream`` is returned, reading its events through a ``StreamProxy``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, cast
+
+import wrapt
+
+from otel_toolturn.instrument._record import CallRecord
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResultTypes:
+    """The SDK classes a provider's calls can return, to tell streams and raw responses apart."""
+
+    streams: tuple[type, ...]
+    async_streams: tuple[type, ...]
+    raw: tuple[type, ...]
+
+
+def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
+    """Finalizer of an intermediate object: finish the call unless a stream took it over."""
+    if not streaming:
+        record.finish()
+
+
+def _finalize(proxy: object, callback: Callable[..., None], *args: object) -> None:
+    finalizer = weakref.finalize(proxy, callback, *args)
+    finalizer.atexit = False
+
+
+def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
+    """What the caller receives for ``result``: a proxy for a stream or raw response; else the result, checked."""
+    if isinstance(result, types.streams):
+        return StreamProxy(result, record)
+    if isinstance(result, types.async_streams):
+        return AsyncStreamProxy(result, record)
+    if isinstance(result, types.raw):
+        return RawResponseProxy(result, record, types)
+    record.response(result)
+    return result
+
+
+class _ClosingResponse(wrapt.ObjectProxy[Any]):
+    """The HTTP response of a stream: closing it (as the SDK's stream helpers do) finishes the call."""
+
+    def __init__(self, wrapped: object, record: CallRecord) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+
+    def close(self) -> object:
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_record.finish()
+
+    async def aclose(self) -> object:
+        try:
+            return await self.__wrapped__.aclose()
+        finally:
+            self._self_record.finish()
+
+
+class StreamProxy(wrapt.ObjectProxy[Any]):
+    """A synchronous SDK stream, watched (see the module docstring)."""
+
+    def __init__(self, wrapped: object, record: CallRecord) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        record.start_stream()
+        _finalize(self, record.finish)
+
+    @property
+    def response(self) -> object:
+        return _ClosingResponse(self.__wrapped__.response, self._self_record)
+
+    def __iter__(self) -> Iterator[object]:
+        return self._self_events()
+
+    def _self_events(self) -> Iterator[object]:
+        """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is)."""
+        record = self._self_record
+        feed = record.feed
+        try:
+            for event in self.__wrapped__:
+                feed(event)
+                yield event
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            record.finish(exc)
+            raise
+        record.finish()
+
+    def __next__(self) -> object:
+        try:
+            event = self.__wrapped__.__next__()
+        except StopIteration:
+            self._self_record.finish()
+            raise
+        except BaseException as exc:
+            self._self_record.finish(exc)
+            raise
+        self._self_record.feed(event)
+        return event
+
+    def __enter__(self) -> StreamProxy:
+        self.__wrapped__.__enter__()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish()
+
+    def close(self) -> object:
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_record.finish()
+
+
+class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
+    """An asynchronous SDK stream, watched (see the module docstring)."""
+
+    def __init__(self, wrapped: object, record: CallRecord) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        record.start_stream()
+        _finalize(self, record.finish)
+
+    @property
+    def response(self) -> object:
+        return _ClosingResponse(self.__wrapped__.response, self._self_record)
+
+    def __aiter__(self) -> AsyncIterator[object]:
+        return self._self_events()
+
+    async def _self_events(self) -> AsyncIterator[object]:
+        """What ``async for`` reads: the SDK's own iteration, each event fed on the way."""
+        record = self._self_record
+        feed = record.feed
+        try:
+            async for event in self.__wrapped__:
+                feed(event)
+                yield event
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            record.finish(exc)
+            raise
+        record.finish()
+
+    async def __anext__(self) -> object:
+        try:
+            event = await self.__wrapped__.__anext__()
+        except StopAsyncIteration:
+            self._self_record.finish()
+            raise
+        except BaseException as exc:
+            self._self_record.finish(exc)
+            raise
+        self._self_record.feed(event)
+        return event
+
+    async def __aenter__(self) -> AsyncStreamProxy:
+        await self.__wrapped__.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish()
+
+    async def close(self) -> object:
+        try:
+            return await self.__wrapped__.close()
+        finally:
+            self._self_record.finish()
+
+
+class RawResponseProxy(wrapt.ObjectProxy[Any]):
+    """A raw SDK response (``with_raw_response``/``with_streaming_response``); ``parse()`` is watched."""
+
+    def __init__(self, wrapped: object, record: CallRecord, types: ResultTypes) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        self._self_types = types
+        self._self_parsed: list[tuple[object, object]] = []
+        self._self_streaming: list[bool] = []
+        _finalize(self, _finish_unless_streaming, record, self._self_streaming)
+
+    def _self_watch(self, parsed: object) -> object:
+        for raw, seen in self._self_parsed:
+            if raw is parsed:
+                return seen
+        types = self._self_types
+        if isinstance(parsed, types.streams + types.async_streams):
+            self._self_streaming.append(True)
+        watched = watch(parsed, self._self_record, types)
+        self._self_parsed.append((parsed, watched))
+        return watched
+
+    async def _self_watch_later(self, parsed: Awaitable[object]) -> object:
+        return self._self_watch(await parsed)
+
+    def parse(self, *args: object, **kwargs: object) -> object:
+        parsed = self.__wrapped__.parse(*args, **kwargs)
+        if inspect.isawaitable(parsed):
+            return self._self_watch_later(parsed)
+        return self._self_watch(parsed)
+
+    def close(self) -> object:
+        result = self.__wrapped__.close()
+        if inspect.isawaitable(result):
+            return self._self_close_later(result)
+        self._self_record.finish()
+        return result
+
+    async def _self_close_later(self, result: Awaitable[object]) -> object:
+        try:
+            return await result
+        finally:
+            self._self_record.finish()
+
+
+StreamHook = Callable[[object, CallRecord], None]
+
+
+def swap_raw_stream(stream: object, record: CallRecord) -> None:
+    """Have an Anthropic ``MessageStream`` read its raw events through a ``StreamProxy``."""
+    raw = stream._raw_stream  # type: ignore[attr-defined]
+    proxy_type = AsyncStreamProxy if hasattr(raw, "__aiter__") else StreamProxy
+    stream._raw_stream = proxy_type(raw, record)  # type: ignore[attr-defined]
+
+
+class StreamManagerProxy(wrapt.ObjectProxy[Any]):
+    """An Anthropic ``MessageStreamManager`` / ``AsyncMessageStreamManager``, watched on entry."""
+
+    def __init__(self, wrapped: object, record: CallRecord) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        self._self_streaming: list[bool] = []
+        _finalize(self, _finish_unless_streaming, record, self._self_streaming)
+
+    def _self_entered(self, stream: object) -> object:
+        self._self_streaming.append(True)
+        try:
+            swap_raw_stream(stream, self._self_record)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self._self_record.telemetry.error("stream", exc)
+        return stream
+
+    def __enter__(self) -> object:
+        try:
+            with self._self_record.current():
+                stream = self.__wrapped__.__enter__()
+        except BaseException as exc:
+            self._self_record.finish(exc)
+            raise
+        return self._self_entered(stream)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish()
+
+    async def __aenter__(self) -> object:
+        try:
+            with self._self_record.current():
+                stream = await self.__wrapped__.__aenter__()
+        except BaseException as exc:
+            self._self_record.finish(exc)
+            raise
+        return self._self_entered(stream)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish()

@@ -1,0 +1,89 @@
+"""``init`` in a fresh process: providers from ``OTEL_*`` when the app has none, the app's own kept, the entry point."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+
+CALL: Final = """
+import httpx2, openai
+def reply(request):
+    return httpx2.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]})
+client = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=httpx2.MockTransport(reply)))
+messages = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+print("ANSWER", client.chat.completions.create(model="m", messages=messages).choices[0].message.content)
+"""
+
+
+def _run(code: str, *, env: dict[str, str], argv: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT),
+        "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "openai,anthropic",
+        **env,
+    }
+    command = [*(argv or []), sys.executable, "-c", code]
+    return subprocess.run(command, check=False, capture_output=True, text=True, env=environ, cwd=ROOT)
+
+
+def test_init_sets_up_providers_from_the_environment() -> None:
+    """No providers configured: ``init`` builds them from ``OTEL_*`` (console here); ``shutdown`` flushes the span."""
+    code = "import otel_toolturn.instrument as t\nt.init()\n" + CALL + "t.shutdown()\n"
+    env = {
+        "OTEL_SERVICE_NAME": "svc-under-test",
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+    }
+    done = _run(code, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "ANSWER ok" in done.stdout
+    assert '"toolturn.repair"' in done.stdout
+    assert "svc-under-test" in done.stdout
+
+
+def test_init_keeps_the_applications_providers() -> None:
+    """A tracer provider the application set stays the global one and receives the spans."""
+    code = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n"
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n"
+        "mine = TracerProvider(); spans = InMemorySpanExporter()\n"
+        "mine.add_span_processor(SimpleSpanProcessor(spans)); trace.set_tracer_provider(mine)\n"
+        "import otel_toolturn.instrument as t\nt.init()\n" + CALL + "assert trace.get_tracer_provider() is mine\n"
+        "print('SPANS', [s.name for s in spans.get_finished_spans()])\nt.shutdown()\n"
+    )
+    done = _run(code, env={"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert "SPANS ['chat m']" in done.stdout
+
+
+def test_opentelemetry_instrument_loads_the_entry_point() -> None:
+    """``opentelemetry-instrument python app.py`` patches the SDKs through the registered instrumentor."""
+    launcher = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
+    if launcher is None:
+        pytest.fail("opentelemetry-instrument is not installed beside the interpreter")
+    code = (
+        "import wrapt, openai.resources.chat.completions.completions as m\n"
+        "print('PATCHED', isinstance(vars(m.Completions)['create'], wrapt.FunctionWrapper))\n" + CALL
+    )
+    done = _run(
+        code,
+        env={"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
+        argv=[launcher],
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PATCHED True" in done.stdout
+    assert "ANSWER ok" in done.stdout

@@ -1,0 +1,168 @@
+"""The request composition rules: tools rule, system-prompt join, contributing pieces, strip rule, fingerprints."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pytest
+
+from otel_toolturn import Lane
+from otel_toolturn.compose import (
+    FRAMEWORK_FIELDS,
+    SYSTEM_PROMPT_SEPARATOR,
+    SystemPromptPiece,
+    caller_withheld_tools,
+    contributing_pieces,
+    fingerprint,
+    join_system_prompt,
+    strip_framework_fields,
+    system_prompt_pieces,
+    tool_choice_none,
+    tool_rounds_since_user_text,
+    tools_withheld,
+)
+from tests.transcripts import A, R, U, build, c, t
+
+P = SystemPromptPiece
+
+
+@pytest.mark.parametrize(
+    ("wrap_up", "revision", "expected"),
+    [
+        (None, None, None),
+        (True, None, "wrap-up"),
+        (None, True, "evidence-revision"),
+        (True, True, "wrap-up"),
+        ("yes", None, None),
+        (1, 1, None),
+        (False, False, None),
+    ],
+)
+def test_tools_rule(wrap_up: object, revision: object, expected: str | None) -> None:
+    """Wrap-up first, then evidence revision; only a literal ``True`` counts as asked."""
+    assert tools_withheld(wrap_up, revision) == expected
+
+
+@pytest.mark.parametrize(
+    ("lane", "spelling"),
+    [("anthropic.messages", {"type": "none"}), ("openai.chat_completions", "none"), ("openai.responses", "none")],
+)
+def test_tool_choice_none_per_lane_is_recognised_as_withheld(lane: Lane, spelling: object) -> None:
+    """Each lane's spelling of "no tool", and a caller who sent it is recognised."""
+    assert tool_choice_none(lane) == spelling
+    assert caller_withheld_tools(spelling)
+    assert not caller_withheld_tools("auto")
+    assert not caller_withheld_tools({"type": "auto"})
+
+
+def test_join_drops_empty_pieces_before_joining() -> None:
+    """Empty and absent pieces spend no separator between their neighbours."""
+    pieces = [P(raw_content="You are a bot."), P(), P(raw_content=""), P(raw_content="Be brief.")]
+    assert join_system_prompt(pieces) == "You are a bot.\n\nBe brief."
+    assert SYSTEM_PROMPT_SEPARATOR == "\n\n"
+    assert join_system_prompt([]) == ""
+
+
+def test_contributing_pieces_are_exactly_the_joined_survivors() -> None:
+    """The survivors, in order, are what the join concatenates (the same objects)."""
+    pieces = [P(raw_content="a", source="s0"), P(raw_content="", source="s1"), P(raw_content="b", source="s2")]
+    survivors = contributing_pieces(pieces)
+    assert survivors == (pieces[0], pieces[2])
+    assert SYSTEM_PROMPT_SEPARATOR.join(p.raw_content or "" for p in survivors) == join_system_prompt(pieces)
+
+
+def test_system_prompt_pieces_per_lane() -> None:
+    """Each lane's pieces, in wire order, with where each sits."""
+    anthropic = {
+        "system": [{"type": "text", "text": "base"}, {"type": "text", "text": ""}, {"type": "text", "text": "skill"}]
+    }
+    assert [(p.raw_content, p.source) for p in system_prompt_pieces(anthropic, lane="anthropic.messages")] == [
+        ("base", "system.0"),
+        ("", "system.1"),
+        ("skill", "system.2"),
+    ]
+    chat = {
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "u"},
+            {"role": "developer", "content": [{"type": "text", "text": "d"}]},
+        ]
+    }
+    assert [(p.raw_content, p.source) for p in system_prompt_pieces(chat, lane="openai.chat_completions")] == [
+        ("s", "messages.0"),
+        ("d", "messages.2.0"),
+    ]
+    responses = {
+        "instructions": "i",
+        "input": [{"role": "developer", "content": "d"}, {"type": "function_call_output", "role": "system"}],
+    }
+    assert [p.raw_content for p in system_prompt_pieces(responses, lane="openai.responses")] == ["i", "d"]
+    assert system_prompt_pieces({"input": "just text"}, lane="openai.responses") == ()
+
+
+def test_strip_removes_fields_never_messages_and_keeps_untouched_objects() -> None:
+    """A field, never a message; untouched messages are the same objects; the input is not mutated."""
+    clean = {"role": "user", "content": "hi"}
+    marked = {"role": "tool", "content": "r", "tool_call_id": "c1", "toolChars": 3, "not_dispatched": True}
+    messages = [clean, marked]
+    before = copy.deepcopy(messages)
+    out = strip_framework_fields(messages)
+    assert out == [clean, {"role": "tool", "content": "r", "tool_call_id": "c1"}]
+    assert out[0] is clean
+    assert messages == before
+    assert len(out) == len(messages)
+
+
+def test_strip_with_nothing_to_strip_returns_the_same_list() -> None:
+    """Nothing to strip ⇒ the very same list object (an agent that marks nothing allocates nothing)."""
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    assert strip_framework_fields(messages) is messages
+    assert {"injectedBy", "notDispatched", "toolResultOrigin", "toolChars", "foldedExempt"} <= FRAMEWORK_FIELDS
+
+
+def test_fingerprint_is_short_and_tells_pieces_apart() -> None:
+    """Twelve hex characters; key order does not matter; a changed value changes it."""
+    a = fingerprint({"x": 1, "y": [1, 2]})
+    assert len(a) == 12
+    assert int(a, 16) >= 0
+    assert fingerprint({"y": [1, 2], "x": 1}) == a
+    assert fingerprint({"x": 2, "y": [1, 2]}) != a
+
+
+def test_fingerprint_is_the_same_in_every_process() -> None:
+    """The same value gives the same fingerprint under two different hash seeds."""
+    value = "{'b': [1, 'x'], 'a': 'é', 'c': {'z': 1, 'y': 2}}"
+    code = f"from otel_toolturn.compose import fingerprint; print(fingerprint({value}))"
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={"PYTHONHASHSEED": seed, "PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[1])},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outs) == 1
+
+
+@pytest.mark.parametrize("lane", ["anthropic.messages", "openai.chat_completions", "openai.responses"])
+def test_tool_rounds_since_user_text(lane: Lane) -> None:
+    """Rounds count assistant turns with calls since the last user text; results alone do not reset it."""
+    two = build(lane, [U("go"), A(c("c1")), R("c1"), A(c("c2"), c("c3")), R("c2"), R("c3")])
+    assert tool_rounds_since_user_text(two, lane=lane) == 2
+    reset = build(lane, [U("go"), A(c("c1")), R("c1"), U("more"), A(c("c2")), R("c2")])
+    assert tool_rounds_since_user_text(reset, lane=lane) == 1
+    talk = build(lane, [U("go"), A(t("just talk"))])
+    assert tool_rounds_since_user_text(talk, lane=lane) == 0
+
+
+def test_handoff_scope_tag_is_stripped() -> None:
+    """The handoff dispatch tag is library-only: the strip rule removes it before the wire."""
+    from otel_toolturn.handoff import SCOPE_FIELD, tag_scoped  # noqa: PLC0415 - the handoff side of the contract
+
+    assert SCOPE_FIELD in FRAMEWORK_FIELDS
+    tagged = tag_scoped({"role": "system", "content": "p"}, "explorer:c1:0")
+    assert strip_framework_fields([tagged]) == [{"role": "system", "content": "p"}]
