@@ -14,9 +14,10 @@ from typing import Final, cast
 
 from otel_toolturn.streams._args import name_missing_cause, parse_streamed_tool_args
 from otel_toolturn.streams._cap import TurnCapFacts, model_output_invalid_of, truncation_cause_clause
-from otel_toolturn.streams._echo import ModelSeat
+from otel_toolturn.streams._echo import EMPTY_SEAT, ModelSeat
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._notes import turn_notes_of
+from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import (
     RepetitionReport,
     StreamDrop,
@@ -176,3 +177,59 @@ def settle(
         model_output_invalid=model_output_invalid_of(truncated=truncated_count, unnamed=unnamed_count, cap=cap),
         frames_unread=frames_unread,
     )
+
+
+class ObserverBase:
+    """The state every lane's observer keeps, and the one reading of an incoming event.
+
+    ``_read_event`` turns what ``feed`` was handed into ``(event, getter)``: a dict is read with
+    ``dict.get``, an SDK object with ``getattr``, a raw ``data:`` string or bytes is decoded first —
+    ``None`` (nothing to read) for ``[DONE]``, a frame that is not JSON (counted as ``bad_frame``),
+    or JSON that is not an object (counted as unread).
+    """
+
+    __slots__ = (
+        "_bad",
+        "_events",
+        "_input_tokens",
+        "_ledger",
+        "_max_output_tokens",
+        "_output_tokens",
+        "_poll",
+        "_requested",
+        "_response_id",
+        "_seat",
+        "_unread",
+    )
+
+    def __init__(self, *, requested_model: str | None, max_output_tokens: int | None) -> None:
+        self._requested = requested_model
+        self._max_output_tokens = max_output_tokens
+        self._ledger = StreamEndLedger()
+        self._poll = RepetitionPoll()
+        self._seat: ModelSeat = EMPTY_SEAT
+        self._response_id: str | None = None
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
+        self._events = 0
+        self._bad = 0
+        self._unread = 0
+
+    def _read_event(self, event: object) -> tuple[object, Getter] | None:
+        """The event to read and how to read it; ``None`` when there is nothing to read."""
+        self._events += 1
+        cls = type(event)
+        if cls is dict:
+            return event, DICT_GET
+        if cls is str or cls is bytes:
+            decoded = decode_frame(event)  # type: ignore[arg-type]
+            if decoded is None:
+                return None
+            if decoded is UNDECODABLE:
+                self._bad += 1
+                return None
+            if type(decoded) is not dict:
+                self._unread += 1
+                return None
+            return decoded, DICT_GET
+        return event, ATTR_GET

@@ -22,16 +22,11 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.streams._cap import TurnCapFacts
-from otel_toolturn.streams._echo import EMPTY_SEAT, ModelSeat, echo_folded_word, note_response_model
-from otel_toolturn.streams._ledger import StreamEndLedger
-from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._echo import echo_folded_word, note_response_model
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._turn import (
-    ATTR_GET,
-    DICT_GET,
-    UNDECODABLE,
     CallSlot,
-    decode_frame,
+    ObserverBase,
     field,
     int_or_none,
     settle,
@@ -45,66 +40,32 @@ def _closed(slot: CallSlot) -> bool:
     return slot.closed
 
 
-class AnthropicMessagesObserver:
+class AnthropicMessagesObserver(ObserverBase):
     """Observes one Anthropic Messages stream; ``finish()`` gives its ``StreamReport``."""
 
     __slots__ = (
-        "_bad",
         "_ended",
-        "_events",
-        "_input_tokens",
-        "_ledger",
-        "_max_output_tokens",
-        "_output_tokens",
-        "_poll",
         "_replaced",
-        "_requested",
-        "_response_id",
-        "_seat",
         "_slots",
         "_stop",
         "_stop_closed",
-        "_unread",
     )
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
-        self._requested = requested_model
-        self._max_output_tokens = max_output_tokens
+        super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
         self._slots: dict[object, CallSlot] = {}
         self._replaced: list[CallSlot] = []
-        self._ledger = StreamEndLedger()
         self._ended = False
         self._stop: str | None = None
         self._stop_closed = False
-        self._poll = RepetitionPoll()
-        self._seat: ModelSeat = EMPTY_SEAT
-        self._response_id: str | None = None
-        self._input_tokens: int | None = None
-        self._output_tokens: int | None = None
-        self._events = 0
-        self._bad = 0
-        self._unread = 0
 
     def feed(self, event: object) -> None:
         """Read one event; never alters it, never raises."""
-        self._events += 1
         try:
-            cls = type(event)
-            if cls is dict:
-                get = DICT_GET
-            elif cls is str or cls is bytes:
-                event = decode_frame(event)  # type: ignore[arg-type]
-                if event is None:
-                    return
-                if event is UNDECODABLE:
-                    self._bad += 1
-                    return
-                if type(event) is not dict:
-                    self._unread += 1
-                    return
-                get = DICT_GET
-            else:
-                get = ATTR_GET
+            opened = self._read_event(event)
+            if opened is None:
+                return
+            event, get = opened
             kind = get(event, "type", None)
             if kind == "content_block_delta":
                 if self._ended:
