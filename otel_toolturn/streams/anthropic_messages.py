@@ -25,6 +25,8 @@ from otel_toolturn.streams._cap import TurnCapFacts
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._turn import (
+    ATTR_GET,
+    DICT_GET,
     CallSlot,
     ObserverBase,
     field,
@@ -61,11 +63,16 @@ class AnthropicMessagesObserver(ObserverBase):
 
     def feed(self, event: object) -> None:
         """Read one event; never alters it, never raises."""
+        self._events += 1
         try:
-            opened = self._read_event(event)
-            if opened is None:
-                return
-            event, get = opened
+            cls = type(event)
+            if cls is str or cls is bytes:
+                event = self._decode(event)  # type: ignore[arg-type]
+                if event is None:
+                    return
+                get = DICT_GET
+            else:
+                get = DICT_GET if cls is dict else ATTR_GET
             kind = get(event, "type", None)
             if kind == "content_block_delta":
                 if self._ended:

@@ -32,6 +32,8 @@ from otel_toolturn.streams._cap import TurnCapFacts
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._turn import (
+    ATTR_GET,
+    DICT_GET,
     CallSlot,
     Getter,
     ObserverBase,
@@ -67,11 +69,16 @@ class OpenAIChatObserver(ObserverBase):
 
     def feed(self, event: object) -> None:
         """Read one chunk; never alters it, never raises."""
+        self._events += 1
         try:
-            opened = self._read_event(event)
-            if opened is None:
-                return
-            event, get = opened
+            cls = type(event)
+            if cls is str or cls is bytes:
+                event = self._decode(event)  # type: ignore[arg-type]
+                if event is None:
+                    return
+                get = DICT_GET
+            else:
+                get = DICT_GET if cls is dict else ATTR_GET
             choices = get(event, "choices", None)
             if choices is None:
                 if type(event) is dict and get(event, "error", None) is not None:
