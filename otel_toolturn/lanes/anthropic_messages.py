@@ -66,7 +66,11 @@ class AnthropicMessages:
     unique_ids = True
 
     def is_clean(self, messages: Sequence[object]) -> bool:
-        """``True`` only when every tool turn already stands as the law wants it."""
+        """``True`` only when every tool turn already stands as the law wants it.
+
+        One scan on the request path of every call: dicts are read inline, everything else
+        through ``field``.
+        """
         pending: list[str] = []
         emitted: set[str] = set()
         for message in messages:
@@ -84,10 +88,12 @@ class AnthropicMessages:
                 if is_list(content):
                     calling = False
                     for block in content:
-                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if type(block) is dict:
+                            kind, call_id = block.get("type"), block.get("id")
+                        else:
+                            kind, call_id = _type(block), field(block, "id")
                         if kind == "tool_use":
-                            call_id = field(block, "id")
-                            if not isinstance(call_id, str) or not call_id or call_id in emitted:
+                            if type(call_id) is not str or not call_id or call_id in emitted:
                                 return False
                             emitted.add(call_id)
                             pending.append(call_id)
@@ -96,9 +102,11 @@ class AnthropicMessages:
                             return False
             elif role == "user" and is_list(content):
                 for block in content:
-                    kind = block.get("type") if type(block) is dict else _type(block)
+                    if type(block) is dict:
+                        kind, call_id = block.get("type"), block.get("tool_use_id")
+                    else:
+                        kind, call_id = _type(block), field(block, "tool_use_id")
                     if kind == "tool_result":
-                        call_id = field(block, "tool_use_id")
                         if call_id not in pending:
                             return False
                         pending.remove(call_id)
