@@ -230,3 +230,41 @@ class ObserverBase:
             self._unread += 1
             return None
         return decoded
+
+    def _read_usage(self, usage: object, *, input_key: str, output_key: str) -> None:
+        """Take the provider's token counts from a usage record; a count it does not state is kept."""
+        if usage is None:
+            return
+        input_tokens = int_or_none(field(usage, input_key))
+        if input_tokens is not None:
+            self._input_tokens = input_tokens
+        output_tokens = int_or_none(field(usage, output_key))
+        if output_tokens is not None:
+            self._output_tokens = output_tokens
+
+    def _report(
+        self,
+        *,
+        slots: Iterable[CallSlot],
+        closed_of: Callable[[CallSlot], bool],
+        finish_reasons: tuple[str, ...],
+        cap_stop: bool,
+        torn: bool,
+    ) -> StreamReport:
+        """The report of everything fed so far, from the lane's calls, endings and cap stop."""
+        return settle(
+            slots=slots,
+            closed_of=closed_of,
+            ledger=self._ledger,
+            torn=torn,
+            finish_reasons=finish_reasons,
+            response_id=self._response_id,
+            requested_model=self._requested,
+            seat=self._seat,
+            cap=TurnCapFacts(cap_stop=cap_stop, output_tokens=self._output_tokens, cap_tokens=self._max_output_tokens),
+            repetition=self._poll.report(),
+            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            bad_frames=self._bad,
+            frames_unread=self._unread,
+            events=self._events,
+        )

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._cap import TurnCapFacts
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
-from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._report import StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
@@ -31,7 +30,6 @@ from otel_toolturn.streams._turn import (
     ObserverBase,
     field,
     int_or_none,
-    settle,
 )
 
 CAP_STOP: Final = "max_tokens"
@@ -158,35 +156,14 @@ class AnthropicMessagesObserver(ObserverBase):
         if stop is not None and self._ledger.decide("finish", stop):
             self._ended = True
             self._stop = echo_folded_word(stop)
-        usage = field(event, "usage")
-        if usage is not None:
-            output_tokens = int_or_none(field(usage, "output_tokens"))
-            if output_tokens is not None:
-                self._output_tokens = output_tokens
-            input_tokens = int_or_none(field(usage, "input_tokens"))
-            if input_tokens is not None:
-                self._input_tokens = input_tokens
+        self._read_usage(field(event, "usage"), input_key="input_tokens", output_key="output_tokens")
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        cap = TurnCapFacts(
-            cap_stop=self._stop == CAP_STOP,
-            output_tokens=self._output_tokens,
-            cap_tokens=self._max_output_tokens,
-        )
-        return settle(
+        return self._report(
             slots=[*self._replaced, *self._slots.values()],
             closed_of=_closed,
-            ledger=self._ledger,
-            torn=self._ledger.decided is None,
             finish_reasons=(self._stop,) if self._stop is not None else (),
-            response_id=self._response_id,
-            requested_model=self._requested,
-            seat=self._seat,
-            cap=cap,
-            repetition=self._poll.report(),
-            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
-            bad_frames=self._bad,
-            frames_unread=self._unread,
-            events=self._events,
+            cap_stop=self._stop == CAP_STOP,
+            torn=self._ledger.decided is None,
         )

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._cap import TurnCapFacts
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
-from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._report import StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
@@ -38,8 +37,6 @@ from otel_toolturn.streams._turn import (
     Getter,
     ObserverBase,
     field,
-    int_or_none,
-    settle,
 )
 
 TURN_FINISHED: Final = frozenset({"stop", "tool_calls", "function_call"})
@@ -99,19 +96,9 @@ class OpenAIChatObserver(ObserverBase):
             if type(choices) is list:
                 for choice in choices:
                     self._choice(get, choice)
-            usage = get(event, "usage", None)
-            if usage is not None:
-                self._usage(get, usage)
+            self._read_usage(get(event, "usage", None), input_key="prompt_tokens", output_key="completion_tokens")
         except _READ_ERRORS:
             self._unread += 1
-
-    def _usage(self, get: Getter, usage: object) -> None:
-        input_tokens = int_or_none(get(usage, "prompt_tokens", None))
-        if input_tokens is not None:
-            self._input_tokens = input_tokens
-        output_tokens = int_or_none(get(usage, "completion_tokens", None))
-        if output_tokens is not None:
-            self._output_tokens = output_tokens
 
     def _error(self, error: object) -> None:
         word = field(error, "type") or field(error, "code")
@@ -181,24 +168,10 @@ class OpenAIChatObserver(ObserverBase):
         """Return the report of everything fed so far; calling it again returns an equal report."""
         reasons = tuple(self._finish[i] for i in sorted(self._finish))
         torn = not self._errored and (not self._seen or any(i not in self._finish for i in self._seen))
-        cap = TurnCapFacts(
-            cap_stop=CAP_STOP in reasons,
-            output_tokens=self._output_tokens,
-            cap_tokens=self._max_output_tokens,
-        )
-        return settle(
+        return self._report(
             slots=self._slots.values(),
             closed_of=self._closed,
-            ledger=self._ledger,
-            torn=torn,
             finish_reasons=reasons,
-            response_id=self._response_id,
-            requested_model=self._requested,
-            seat=self._seat,
-            cap=cap,
-            repetition=self._poll.report(),
-            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
-            bad_frames=self._bad,
-            frames_unread=self._unread,
-            events=self._events,
+            cap_stop=CAP_STOP in reasons,
+            torn=torn,
         )

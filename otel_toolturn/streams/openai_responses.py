@@ -25,17 +25,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._cap import TurnCapFacts
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
-from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._report import StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
     CallSlot,
     ObserverBase,
     field,
-    int_or_none,
-    settle,
 )
 
 ENDINGS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -180,35 +177,14 @@ class OpenAIResponsesObserver(ObserverBase):
             self._ended = True
             self._finish = finish_word(response)
             self._response(response)
-        usage = field(response, "usage")
-        if usage is not None:
-            input_tokens = int_or_none(field(usage, "input_tokens"))
-            if input_tokens is not None:
-                self._input_tokens = input_tokens
-            output_tokens = int_or_none(field(usage, "output_tokens"))
-            if output_tokens is not None:
-                self._output_tokens = output_tokens
+        self._read_usage(field(response, "usage"), input_key="input_tokens", output_key="output_tokens")
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        cap = TurnCapFacts(
-            cap_stop=self._finish == CAP_STOP,
-            output_tokens=self._output_tokens,
-            cap_tokens=self._max_output_tokens,
-        )
-        return settle(
+        return self._report(
             slots=[*self._replaced, *self._slots.values()],
             closed_of=_closed,
-            ledger=self._ledger,
-            torn=self._ledger.decided is None,
             finish_reasons=(self._finish,) if self._finish is not None else (),
-            response_id=self._response_id,
-            requested_model=self._requested,
-            seat=self._seat,
-            cap=cap,
-            repetition=self._poll.report(),
-            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
-            bad_frames=self._bad,
-            frames_unread=self._unread,
-            events=self._events,
+            cap_stop=self._finish == CAP_STOP,
+            torn=self._ledger.decided is None,
         )
