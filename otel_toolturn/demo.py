@@ -26,6 +26,7 @@ from typing import Final
 
 import anthropic
 import openai
+from anthropic.types import Message, MessageParam
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -106,6 +107,10 @@ class Agent:
             print(f"         {event}")
         return sent.status == 200
 
+    def ask_anthropic(self, history: list[MessageParam]) -> Message:
+        """One Anthropic request of the demo's agent over ``history``, with its tools."""
+        return self.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
+
     def _new_events(self) -> tuple[str, ...]:
         if self.spans is None:
             return ()
@@ -168,9 +173,7 @@ def interrupted_parallel_calls(agent: Agent) -> None:
     reply: list[anthropic.types.Message] = []
 
     def ask() -> str:
-        reply.append(
-            agent.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
-        )
+        reply.append(agent.ask_anthropic(history))
         return f"{len(reply[0].content) - 1} tool calls"
 
     turn = ScriptedTurn(
@@ -187,9 +190,7 @@ def interrupted_parallel_calls(agent: Agent) -> None:
     ]
     agent.send(
         'Ctrl-C, then "continue"',
-        lambda: _text(
-            agent.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
-        ),
+        lambda: _text(agent.ask_anthropic(history)),
         answer=CARRY_ON,
     )
 
@@ -254,9 +255,7 @@ def text_after_tool_use(agent: Agent) -> None:
     ]
     agent.send(
         "retry text lands after the tool_use",
-        lambda: _text(
-            agent.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
-        ),
+        lambda: _text(agent.ask_anthropic(history)),
         answer=CARRY_ON,
     )
 
@@ -267,9 +266,7 @@ def repeated_call(agent: Agent) -> None:
     reply: list[anthropic.types.Message] = []
 
     def ask() -> str:
-        reply.append(
-            agent.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
-        )
+        reply.append(agent.ask_anthropic(history))
         return "the same tool call twice"
 
     twice = ("read_file", {"path": "README.md"})
@@ -283,9 +280,7 @@ def repeated_call(agent: Agent) -> None:
     ]
     agent.send(
         "one result for the repeated call",
-        lambda: _text(
-            agent.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
-        ),
+        lambda: _text(agent.ask_anthropic(history)),
         answer=CARRY_ON,
     )
 

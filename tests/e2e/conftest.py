@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from . import queries
-from .servers import APP, Phoenix, Server, Webhook, free_port, phoenix_binary, require_binary, start, wait_ready
+from .servers import APP, Phoenix, Server, Webhook, free_port, phoenix_binary, require_binary, running, start
 
 SERVER_PATIENCE: Final = 60.0
 PHOENIX_PATIENCE: Final = 180.0
@@ -99,11 +99,8 @@ def alertmanager(webhook: Webhook, tmp_path_factory: pytest.TempPathFactory) -> 
         url=f"http://127.0.0.1:{port}",
         workdir=workdir,
     )
-    try:
-        wait_ready(server, "/-/ready", patience=SERVER_PATIENCE)
+    with running(server, "/-/ready", patience=SERVER_PATIENCE):
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -117,11 +114,8 @@ def metrics_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         url=f"http://127.0.0.1:{port}",
         workdir=workdir,
     )
-    try:
-        wait_ready(server, "/metrics", patience=SERVER_PATIENCE)
+    with running(server, "/metrics", patience=SERVER_PATIENCE):
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -160,11 +154,8 @@ def prometheus(metrics_app: Server, alertmanager: Server, tmp_path_factory: pyte
         url=f"http://127.0.0.1:{port}",
         workdir=workdir,
     )
-    try:
-        wait_ready(server, "/-/ready", patience=SERVER_PATIENCE)
+    with running(server, "/-/ready", patience=SERVER_PATIENCE):
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -187,8 +178,5 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
             "PHOENIX_DISABLE_AGENT_ASSISTANT": "true",
         },
     )
-    try:
-        wait_ready(server, "/healthz", patience=PHOENIX_PATIENCE)
+    with running(server, "/healthz", patience=PHOENIX_PATIENCE):
         yield Phoenix(server=server, grpc_port=grpc_port)
-    finally:
-        server.stop()

@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NoReturn, TypeVar
@@ -149,6 +149,16 @@ def wait_until(server: Server, what: str, probe: Callable[[], T | None], *, pati
         if time.monotonic() > deadline:
             server.fail(f"no {what} after {patience:.0f} s")
         time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def running(server: Server, path: str, *, patience: float) -> Iterator[Server]:
+    """The started ``server`` once ``GET <url><path>`` answers 200; stopped by pid on the way out."""
+    try:
+        wait_ready(server, path, patience=patience)
+        yield server
+    finally:
+        server.stop()
 
 
 def wait_ready(server: Server, path: str, *, patience: float) -> None:
