@@ -7,8 +7,9 @@ Three states: ``clean``; ``few`` faults, as a real broken session has them (an o
 left by trimming, the last round interrupted); ``dense`` faults, every kind in three rounds of ten
 (a missing result, a late result behind a user message, text after a call) — the worst case.
 
-Run: ``python -m bench.law`` (``--quick`` for fewer repeats). Medians of several repeats; the
-machine is noisy, so read the ratios, not the absolute times.
+Run: ``python -m bench.law`` (``--quick`` for fewer rounds). Timings are process CPU time; each
+round times the law, ``json.dumps`` and the peer back to back, and a ratio is the median of the
+rounds' ratios, so load on the machine moves all three together. Read the ratios, not the times.
 """
 
 from __future__ import annotations
@@ -71,15 +72,35 @@ def session(size: int, *, state: str, seed: int = 7) -> list[Event]:
     return events
 
 
-def median_time(fn: Callable[[], object], repeats: int) -> float:
-    """The median wall time of ``fn`` over ``repeats`` runs (after one warm-up run)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def _timed(fn: Callable[[], object], loops: int) -> float:
+    """Process CPU seconds per call of ``fn`` over ``loops`` calls."""
+    started = time.process_time()
+    for _ in range(loops):
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return (time.process_time() - started) / loops
+
+
+def _loops(fn: Callable[[], object]) -> int:
+    """How many calls make one timing last about 5 ms (the clock's grain is far below that)."""
+    once = max(_timed(fn, 1), 1e-6)
+    return max(1, min(1000, int(0.005 / once)))
+
+
+def paired(fns: dict[str, Callable[[], object]], rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median seconds per call of each of ``fns``, and the median per-round ratio of each to the first."""
+    loops = {name: _loops(fn) for name, fn in fns.items()}
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    ratios: dict[str, list[float]] = {name: [] for name in fns}
+    first = next(iter(fns))
+    for _ in range(rounds):
+        now = {name: _timed(fn, loops[name]) for name, fn in fns.items()}
+        for name, value in now.items():
+            times[name].append(value)
+            ratios[name].append(value / now[first])
+    return (
+        {name: statistics.median(values) for name, values in times.items()},
+        {name: statistics.median(values) for name, values in ratios.items()},
+    )
 
 
 def main() -> None:
@@ -87,7 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     args = parser.parse_args()
-    repeats = 3 if args.quick else 9
+    rounds = 3 if args.quick else 9
     header = (
         f"{'lane':26} {'state':7} {'msgs':>7} {'law µs':>10} {'÷ json.dumps':>13} "
         f"{'turnsafe µs':>12} {'peer ÷ law':>11}"
@@ -101,16 +122,20 @@ def main() -> None:
                 view = ensure_tool_turn_invariants(messages, lane=lane)
                 if bool(view.repairs) != (state != "clean"):
                     raise SystemExit(f"bench transcript {lane} {size} {state} came out wrong")
-                law = median_time(partial(ensure_tool_turn_invariants, messages, lane=lane), repeats)
-                dumps = median_time(partial(json.dumps, messages), repeats)
-                peer_cell, ratio_cell = "n/a", "n/a"
+                fns: dict[str, Callable[[], object]] = {
+                    "law": partial(ensure_tool_turn_invariants, messages, lane=lane),
+                    "dumps": partial(json.dumps, messages),
+                }
                 provider = PEER_PROVIDER.get(lane)
                 if turnsafe is not None and provider is not None:
-                    peer = median_time(partial(turnsafe.repair, messages, provider), max(1, repeats // 3))
-                    peer_cell, ratio_cell = f"{peer * 1e6:,.0f}", f"{peer / law:,.1f}x"
+                    fns["peer"] = partial(turnsafe.repair, messages, provider)
+                times, ratios = paired(fns, rounds)
+                peer_cell, ratio_cell = "n/a", "n/a"
+                if "peer" in times:
+                    peer_cell, ratio_cell = f"{times['peer'] * 1e6:,.0f}", f"{ratios['peer']:,.1f}x"
                 print(
-                    f"{lane:26} {state:7} {len(messages):>7,} {law * 1e6:>10,.0f} {law / dumps:>12.3f}x "
-                    f"{peer_cell:>12} {ratio_cell:>11}"
+                    f"{lane:26} {state:7} {len(messages):>7,} {times['law'] * 1e6:>10,.0f} "
+                    f"{1 / ratios['dumps']:>12.3f}x {peer_cell:>12} {ratio_cell:>11}"
                 )
 
 

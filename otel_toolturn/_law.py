@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    BREAK,
     OTHER,
     RESULT,
     SECOND_RESULT_SEPARATOR,
@@ -119,7 +120,7 @@ class _Slot:
     call: Call
     turn: int
     results: list[int]
-    placed: set[int]
+    placed: list[int]
     """The unit indices of its results that stood right after the turn."""
     new_id: str | None = None
 
@@ -153,19 +154,26 @@ def ensure_tool_turn_invariants(
             f"{lane} expects a list of messages, got {type(messages).__name__!r}; "
             "materialise an iterator with list() first"
         )
-    if not chained and adapter.is_clean(messages):
+    survey = adapter.survey(messages)
+    if survey is None:
+        spans = [(0, len(messages))]
+    elif not survey.dirty:
         return ToolTurnView(messages=messages, repairs=())
-    return _restore(adapter, messages, prior_messages, chained=chained)
+    else:
+        spans = survey.spans(len(messages))
+    return _restore(adapter, messages, spans, prior_messages, chained=chained)
 
 
 def _restore(
     adapter: LaneAdapter,
     messages: Sequence[object],
+    spans: list[tuple[int, int]],
     prior_messages: Iterable[object] | None,
     *,
     chained: bool,
 ) -> ToolTurnView:
-    view = adapter.read(messages)
+    """The law on the ``spans`` of ``messages`` (the segments that need it); the rest is carried as it stands."""
+    view = adapter.read(messages, spans)
     units, kinds, ids = view.units, view.kinds, view.ids
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
     per_turn: dict[int, dict[RepairForm, list[str]]] = {}
@@ -204,7 +212,7 @@ def _restore(
                     disturbed.add(turn_index)
                 owning.results.append(index)
                 if turn_index == adjacent:
-                    owning.placed.add(index)
+                    owning.placed.append(index)
                     answered[turn_index] = answered.get(turn_index, 0) + 1
                 else:
                     disturbed.add(turn_index)
@@ -224,12 +232,12 @@ def _restore(
                     disturbed.add(index)
                     continue
                 seen.add(call_id)
-                slot = _Slot(call, index, [], set())
+                slot = _Slot(call, index, [], [])
                 if call_id in owner:
                     reused.append(slot)
                 owner[call_id] = slot
                 slots.append(slot)
-            if adapter.has_trailing(turn):
+            if turn.trailing:
                 for slot in slots:
                     note(index, "trailing_text", slot.call.call_id)
                 disturbed.add(index)
@@ -299,7 +307,27 @@ def _restore(
         repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(orphans)))
     if not repairs:
         return ToolTurnView(messages=messages, repairs=())
-    return ToolTurnView(messages=adapter.write(out), repairs=tuple(repairs))
+    return ToolTurnView(messages=_splice(messages, spans, adapter.write(out)), repairs=tuple(repairs))
+
+
+def _splice(messages: Sequence[object], spans: list[tuple[int, int]], written: list[object]) -> list[object]:
+    """The wire list: ``messages`` with each span replaced by its written piece (pieces are cut at ``BREAK``)."""
+    if len(spans) == 1 and spans[0] == (0, len(messages)):
+        return written
+    wire: list[object] = []
+    carried = 0
+    pieces = iter(spans)
+    start, stop = next(pieces)
+    wire.extend(messages[carried:start])
+    for item in written:
+        if item is BREAK:
+            carried = stop
+            start, stop = next(pieces)
+            wire.extend(messages[carried:start])
+        else:
+            wire.append(item)
+    wire.extend(messages[stop:])
+    return wire
 
 
 def _emit_turn(
@@ -315,7 +343,10 @@ def _emit_turn(
     turn = view.units[index]
     assert isinstance(turn, Turn)  # noqa: S101 - only turns reach here; narrows for the type checker
     calls = [adapter.rename_call(s.call, s.new_id) if s.new_id is not None else s.call for s in slots]
-    written = adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)])
+    if turn.trailing or len(slots) != len(turn.calls) or any(s.new_id is not None for s in slots):
+        written = adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)])
+    else:
+        written = list(turn.items)  # its calls stand as they are: only its batch changes
     out.items.extend(written)
     out.kinds.extend([OTHER] * len(written))
     out.sources.extend([None] * len(written))

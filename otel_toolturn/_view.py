@@ -16,6 +16,7 @@ which read and copy both plain dicts and the SDKs' own typed objects without mut
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -76,10 +77,9 @@ def replace(obj: object, position: int | None = None, **updates: object) -> obje
 
 @dataclass(slots=True)
 class Call:
-    """One client tool call: its id, its tool name, and the wire object carrying it."""
+    """One client tool call: its id and the wire object carrying it."""
 
     call_id: str
-    name: str
     ref: object
 
 
@@ -121,6 +121,38 @@ class View:
     sources: dict[int, object] = dataclasses.field(default_factory=dict)
 
 
+BREAK: Final = object()
+"""Stands between two spans of a partial view (an ``OTHER`` unit): the wire list goes on elsewhere."""
+
+
+@dataclass(slots=True)
+class Survey:
+    """What one fast scan of a wire list found: where its segments begin and which need the law.
+
+    A segment is a turn (or any other item that is not a result) with the results recorded right
+    after it. The law never moves anything across segments it does not read, so a segment with
+    nothing to restore, and no result anywhere that answers it, is carried as it stands.
+    """
+
+    bounds: list[int] = dataclasses.field(default_factory=list)
+    """The positions where a segment begins, ascending (position 0 may be left implicit)."""
+    dirty: set[int] = dataclasses.field(default_factory=set)
+    """The first positions of the segments the law must read; empty when it would restore nothing."""
+
+    def spans(self, count: int) -> list[tuple[int, int]]:
+        """The dirty segments as ``[start, stop)`` positions, ascending, touching ones merged."""
+        bounds = self.bounds
+        spans: list[tuple[int, int]] = []
+        for start in sorted(self.dirty):
+            after = bisect_right(bounds, start)
+            stop = bounds[after] if after < len(bounds) else count
+            if spans and spans[-1][1] == start:
+                spans[-1] = (spans[-1][0], stop)
+            else:
+                spans.append((start, stop))
+        return spans
+
+
 @dataclass(slots=True)
 class Emitted:
     """The law's output, as parallel lists: each item, its kind, and (results, parts) its source message.
@@ -141,17 +173,18 @@ class LaneAdapter(Protocol):
     unique_ids: bool
     """Whether the API rejects a call id repeated anywhere in the request (reused ids get derived ids)."""
 
-    def is_clean(self, messages: Sequence[object]) -> bool:
-        """A fast pre-check: ``True`` only when the law would restore nothing."""
+    def survey(self, messages: Sequence[object]) -> Survey | None:
+        """One fast scan: the segments and which of them need the law (none: it would restore nothing).
 
-    def read(self, messages: Sequence[object]) -> View:
-        """Cut the wire list into units, in order (untouched items as themselves)."""
+        ``None`` when the list needs the whole-list reading: an item it cannot read, or (where ids
+        must be unique) an id reused across turns, whose derived id must be checked against every id.
+        """
+
+    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
+        """Cut the ``[start, stop)`` spans of the wire list into units, in order, a ``BREAK`` between spans."""
 
     def interrupted(self, result: object) -> bool:
         """Whether the result is an interrupted close (it says only that no outcome was recorded)."""
-
-    def has_trailing(self, turn: Turn) -> bool:
-        """Whether a non-call block stands after the turn's first call."""
 
     def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
         """The turn's wire items holding exactly the kept calls, as ``(read, written)`` pairs in call order.

@@ -17,25 +17,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import LANES, Lane, ToolTurnView, ensure_tool_turn_invariants, validate
+from otel_toolturn._law import _restore
+from otel_toolturn.lanes import adapter_for
 from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Text, Thinking, U, build
 
 IDS = ("c0", "c1", "c2", "c3")
 
 
 @st.composite
-def transcripts(draw: st.DrawFn, lane: Lane) -> list[Event]:
-    """A transcript of 0 to 14 events with unique payloads and ids from a small pool."""
+def transcripts(draw: st.DrawFn, lane: Lane, ids: tuple[str, ...] = IDS, tag: str = "") -> list[Event]:
+    """A transcript of 0 to 14 events with unique payloads (``tag`` in each) and ids from a small pool."""
     events: list[Event] = []
-    counter = iter(range(10_000))
+    counter = (f"{tag}{n}" for n in range(10_000))
     for _ in range(draw(st.integers(0, 14))):
         kind = draw(st.sampled_from(("U", "A", "A", "R", "R", "Rx")))
         if kind == "U":
             events.append(U(f"<u{next(counter)}>"))
         elif kind == "R":
-            events.append(R(draw(st.sampled_from(IDS)), f"<r{next(counter)}>", draw(st.booleans())))
+            events.append(R(draw(st.sampled_from(ids)), f"<r{next(counter)}>", draw(st.booleans())))
         elif kind == "Rx":
-            events.append(Rx(draw(st.sampled_from(IDS))))
+            events.append(Rx(draw(st.sampled_from(ids))))
         else:
             blocks: list[Block] = []
             for _ in range(draw(st.integers(1, 4))):
@@ -52,7 +54,7 @@ def transcripts(draw: st.DrawFn, lane: Lane) -> list[Event]:
                     else:
                         blocks.append(Thinking(f"<th{n}>"))
                 else:
-                    blocks.append(CallBlock(draw(st.sampled_from(IDS)), f"tool{n}"))
+                    blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}"))
             events.append(A(*blocks))
     return events
 
@@ -132,6 +134,55 @@ def test_chat_view_is_valid_idempotent_deterministic_and_lossless(events: list[E
 def test_responses_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
     """Responses: the view validates, a second pass is a no-op, and nothing is lost unreported."""
     _check("openai.responses", events)
+
+
+@st.composite
+def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
+    """A longer session: clean rounds with fresh ids between broken stretches, ids rarely shared between stretches."""
+    events: list[Event] = []
+    for k in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            calls = [CallBlock(f"k{k}_{j}", f"tool_k{k}_{j}") for j in range(draw(st.integers(1, 2)))]
+            results = [R(call.call_id, f"<o{k}_{call.call_id}>") for call in calls]
+            events += [U(f"<q{k}>"), A(Text(f"<c{k}>"), *calls), *results]
+        else:
+            events += draw(transcripts(lane, ids=(f"b{k}_0", f"b{k}_1", "shared"), tag=f"{k}_"))
+    return events
+
+
+def _whole_list_reading(lane: Lane, messages: list[object]) -> ToolTurnView:
+    return _restore(adapter_for(lane), messages, [(0, len(messages))], None, chained=False)
+
+
+@_SETTINGS
+@given(st.sampled_from(LANES).flatmap(lambda lane: st.tuples(st.just(lane), sessions(lane))))
+def test_reading_only_the_dirty_segments_gives_the_whole_list_reading(case: tuple[Lane, list[Event]]) -> None:
+    """The law reading only the segments its survey marks gives exactly what reading the whole list gives."""
+    lane, events = case
+    messages = build(lane, events)
+    view = ensure_tool_turn_invariants(messages, lane=lane)
+    whole = _whole_list_reading(lane, messages)
+    assert view.repairs == whole.repairs
+    assert view.messages == whole.messages
+    _check(lane, events)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_two_faults_far_apart_are_read_as_two_spans(lane: Lane) -> None:
+    """A missing result early and a late result near the end: two spans are read, the rest carried as it stands."""
+    head: list[Event] = [U("start"), A(CallBlock("gone")), U("go on")]
+    clean: list[Event] = [A(Text("a"), CallBlock("ok1")), R("ok1"), A(Text("done")), U("q")]
+    messages = build(lane, [*head, *clean, A(CallBlock("late")), U("wait"), R("late")])
+    survey = adapter_for(lane).survey(messages)
+    assert survey is not None
+    assert len(survey.spans(len(messages))) == 2
+    view = ensure_tool_turn_invariants(messages, lane=lane)
+    assert [r.form for r in view.repairs] == ["missing_result", "late_result"]
+    assert view == _whole_list_reading(lane, messages)
+    first = len(build(lane, head))
+    stretch = messages[first : first + len(build(lane, clean))]
+    at = next(i for i, m in enumerate(view.messages) if m is stretch[0])
+    assert all(a is b for a, b in zip(view.messages[at : at + len(stretch)], stretch, strict=True)), "carried as is"
 
 
 _SCRIPT = """

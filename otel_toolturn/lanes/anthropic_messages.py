@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
+    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     PART,
@@ -22,6 +23,7 @@ from otel_toolturn._view import (
     TURN,
     Call,
     Emitted,
+    Survey,
     Turn,
     View,
     Violation,
@@ -65,120 +67,137 @@ class AnthropicMessages:
     lane: Lane = "anthropic.messages"
     unique_ids = True
 
-    def is_clean(self, messages: Sequence[object]) -> bool:
-        """``True`` only when every tool turn already stands as the law wants it.
+    def survey(self, messages: Sequence[object]) -> Survey | None:
+        """A segment is a message and the user messages with ``tool_result`` blocks right after it.
 
-        One scan on the request path of every call: dicts are read inline, everything else
-        through ``field``.
+        Dirty where a batch is not exactly its calls' results leading their message, or a block
+        follows a call. One scan on the request path of every call: dicts are read inline,
+        everything else through ``field``.
         """
+        survey = Survey()
+        bounds, dirty = survey.bounds, survey.dirty
+        owner: dict[str, int] = {}  # call id -> the segment of the turn emitting it
         pending: list[str] = []
-        emitted: set[str] = set()
-        for message in messages:
-            if type(message) is dict:
-                role, content = message.get("role"), message.get("content")
-            else:
-                role, content = role_of(message), _blocks(message)
-            if type(content) is str:
-                if pending:
-                    return False
-                continue
-            if role == "assistant":
-                if pending:
-                    return False
-                if is_list(content):
-                    calling = False
-                    for block in content:
-                        if type(block) is dict:
-                            kind, call_id = block.get("type"), block.get("id")
-                        else:
-                            kind, call_id = _type(block), field(block, "id")
-                        if kind == "tool_use":
-                            if type(call_id) is not str or not call_id or call_id in emitted:
-                                return False
-                            emitted.add(call_id)
-                            pending.append(call_id)
-                            calling = True
-                        elif calling:
-                            return False
-            elif role == "user" and is_list(content):
-                for block in content:
-                    if type(block) is dict:
-                        kind, call_id = block.get("type"), block.get("tool_use_id")
-                    else:
-                        kind, call_id = _type(block), field(block, "tool_use_id")
-                    if kind == "tool_result":
-                        if call_id not in pending:
-                            return False
-                        pending.remove(call_id)
-                    elif pending:
-                        return False
-            elif pending:
-                return False
-        return not pending
-
-    def read(self, messages: Sequence[object]) -> View:
-        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs parts."""
-        view = View()
-        units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
+        segment = 0
         for position, message in enumerate(messages):
             if type(message) is dict:
                 role, content = message.get("role"), message.get("content")
             else:
                 role, content = role_of(message), _blocks(message)
-            if type(content) is not str and is_list(content):
-                if role == "assistant":
-                    calls: list[Call] = []
-                    trailing = False
-                    for block in content:
-                        kind = block.get("type") if type(block) is dict else _type(block)
-                        if kind == "tool_use":
-                            calls.append(
-                                Call(
-                                    call_id_of(block, "id", position, "tool_use block"),
-                                    str(field(block, "name") or ""),
-                                    block,
-                                )
-                            )
-                        elif calls:
-                            trailing = True
-                    if calls:
-                        units.append(Turn(position, calls, (message,), trailing))
-                        kinds.append(TURN)
-                        continue
-                elif role == "user":
-                    mark = len(units)
-                    run: list[object] = []
-                    for block in content:
-                        kind = block.get("type") if type(block) is dict else _type(block)
-                        if kind == "tool_result":
+            if type(content) is str:  # the common case first: plain text opens a segment
+                if pending:
+                    dirty.add(segment)
+                    pending = []
+                segment = position
+                bounds.append(position)
+                continue
+            blocks: Sequence[object] = content if type(content) is list or is_list(content) else ()
+            if role == "user" and blocks:
+                answering = False
+                for block in blocks:
+                    if type(block) is dict:
+                        kind, call_id = block.get("type"), block.get("tool_use_id")
+                    else:
+                        kind, call_id = _type(block), field(block, "tool_use_id")
+                    if kind == "tool_result":
+                        answering = True
+                        if call_id in pending:
+                            pending.remove(call_id)
+                        else:
+                            dirty.add(segment)
+                            if type(call_id) is str and call_id in owner:
+                                dirty.add(owner[call_id])
+                    elif pending:
+                        dirty.add(segment)
+                if answering:
+                    continue
+            if pending:
+                dirty.add(segment)
+                pending = []
+            segment = position
+            bounds.append(position)
+            if role == "assistant" and blocks:
+                calling = False
+                for block in blocks:
+                    if type(block) is dict:
+                        kind, call_id = block.get("type"), block.get("id")
+                    else:
+                        kind, call_id = _type(block), field(block, "id")
+                    if kind == "tool_use":
+                        if type(call_id) is not str or not call_id:
+                            return None
+                        if call_id in owner:
+                            if call_id not in pending:
+                                return None  # reused across turns: its derived id must be checked against every id
+                            dirty.add(segment)  # repeated within the turn
+                        else:
+                            owner[call_id] = segment
+                            pending.append(call_id)
+                        calling = True
+                    elif calling:
+                        dirty.add(segment)
+        if pending:
+            dirty.add(segment)
+        return survey
+
+    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
+        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs parts."""
+        view = View()
+        units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
+        for start, stop in spans:
+            if units:
+                units.append(BREAK)
+                kinds.append(OTHER)
+            for position in range(start, stop):
+                message = messages[position]
+                if type(message) is dict:
+                    role, content = message.get("role"), message.get("content")
+                else:
+                    role, content = role_of(message), _blocks(message)
+                if type(content) is not str and is_list(content):
+                    if role == "assistant":
+                        calls: list[Call] = []
+                        trailing = False
+                        for block in content:
+                            kind = block.get("type") if type(block) is dict else _type(block)
+                            if kind == "tool_use":
+                                calls.append(Call(call_id_of(block, "id", position, "tool_use block"), block))
+                            elif calls:
+                                trailing = True
+                        if calls:
+                            units.append(Turn(position, calls, (message,), trailing))
+                            kinds.append(TURN)
+                            continue
+                    elif role == "user":
+                        mark = len(units)
+                        run: list[object] = []
+                        for block in content:
+                            kind = block.get("type") if type(block) is dict else _type(block)
+                            if kind == "tool_result":
+                                if run:
+                                    sources[len(units)] = message
+                                    units.append(tuple(run))
+                                    kinds.append(PART)
+                                    run = []
+                                ids[len(units)] = result_id_of(block, "tool_use_id")
+                                sources[len(units)] = message
+                                units.append(block)
+                                kinds.append(RESULT)
+                            else:
+                                run.append(block)
+                        if len(units) > mark:
                             if run:
                                 sources[len(units)] = message
                                 units.append(tuple(run))
                                 kinds.append(PART)
-                                run = []
-                            ids[len(units)] = result_id_of(block, "tool_use_id")
-                            sources[len(units)] = message
-                            units.append(block)
-                            kinds.append(RESULT)
-                        else:
-                            run.append(block)
-                    if len(units) > mark:
-                        if run:
-                            sources[len(units)] = message
-                            units.append(tuple(run))
-                            kinds.append(PART)
-                        continue
-            units.append(message)
-            kinds.append(OTHER)
+                            continue
+                units.append(message)
+                kinds.append(OTHER)
         return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
         return interrupted(field(result, "content"))
-
-    def has_trailing(self, turn: Turn) -> bool:
-        """Whether any non-``tool_use`` block stands after the first ``tool_use`` (read with the turn)."""
-        return turn.trailing
 
     def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
         """The message with its non-call blocks in order, then the kept calls."""
@@ -187,14 +206,14 @@ class AnthropicMessages:
         written = [new.ref for _, new in calls]
         originals = [b for b in blocks if _type(b) == "tool_use"]
         unchanged = len(written) == len(originals) and all(a is b for a, b in zip(written, originals, strict=True))
-        if unchanged and not self.has_trailing(turn):
+        if unchanged and not turn.trailing:
             return [message]
         others = [b for b in blocks if _type(b) != "tool_use"]
         return [replace(message, turn.position, content=[*others, *written])]
 
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The ``tool_use`` block under ``new_id``."""
-        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
+        return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool_result`` block answering ``new_id``."""

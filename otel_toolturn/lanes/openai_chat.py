@@ -13,12 +13,14 @@ from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     RESULT,
     TURN,
     Call,
     Emitted,
+    Survey,
     Turn,
     View,
     Violation,
@@ -55,67 +57,82 @@ class OpenAIChat:
     lane: Lane = "openai.chat_completions"
     unique_ids = False
 
-    def is_clean(self, messages: Sequence[object]) -> bool:
-        """``True`` only when every tool turn already stands as the law wants it."""
-        pending: list[str] = []
-        for message in messages:
-            role = role_of(message)
-            if role == "tool":
-                call_id = field(message, "tool_call_id")
-                if call_id not in pending:
-                    return False
-                pending.remove(call_id)
-                continue
-            if pending:
-                return False
-            if role == "assistant":
-                calls = field(message, "tool_calls")
-                if calls:
-                    if not is_list(calls):
-                        return False
-                    for call in calls:
-                        call_id = field(call, "id")
-                        if not isinstance(call_id, str) or not call_id or call_id in pending:
-                            return False
-                        pending.append(call_id)
-        return not pending
+    def survey(self, messages: Sequence[object]) -> Survey | None:
+        """A segment is a message and the ``tool`` messages right after it; dirty where its batch is off.
 
-    def read(self, messages: Sequence[object]) -> View:
-        """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
-        view = View()
-        units, kinds, ids = view.units, view.kinds, view.ids
+        Off: the ``tool`` messages right after a turn are not exactly one per call. One scan on the
+        request path of every call: dicts are read inline, everything else through ``field``.
+        """
+        survey = Survey()
+        bounds, dirty = survey.bounds, survey.dirty
+        owner: dict[str, int] = {}  # call id -> the segment of the latest turn emitting it
+        pending: list[str] = []
+        segment = 0
         for position, message in enumerate(messages):
             role = message.get("role") if type(message) is dict else role_of(message)
             if role == "tool":
-                ids[len(units)] = result_id_of(message, "tool_call_id")
-                units.append(message)
-                kinds.append(RESULT)
+                call_id = message.get("tool_call_id") if type(message) is dict else field(message, "tool_call_id")
+                if call_id in pending:
+                    pending.remove(call_id)
+                else:
+                    dirty.add(segment)
+                    if type(call_id) is str and call_id in owner:
+                        dirty.add(owner[call_id])
                 continue
+            if pending:
+                dirty.add(segment)
+                pending = []
+            segment = position
+            bounds.append(position)
             if role == "assistant":
-                calls = [
-                    Call(
-                        call_id=call_id_of(call, "id", position, "tool call"),
-                        name=str(field(field(call, "function"), "name") or ""),
-                        ref=call,
-                    )
-                    for call in _tool_calls(message, position)
-                ]
+                calls = message.get("tool_calls") if type(message) is dict else field(message, "tool_calls")
                 if calls:
-                    units.append(Turn(position=position, calls=calls, items=(message,)))
-                    kinds.append(TURN)
+                    if not is_list(calls):
+                        return None
+                    for call in calls:
+                        call_id = call.get("id") if type(call) is dict else field(call, "id")
+                        if type(call_id) is not str or not call_id:
+                            return None
+                        if call_id in pending:
+                            dirty.add(segment)
+                        else:
+                            pending.append(call_id)
+                            owner[call_id] = segment
+        if pending:
+            dirty.add(segment)
+        return survey
+
+    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
+        """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
+        view = View()
+        units, kinds, ids = view.units, view.kinds, view.ids
+        for start, stop in spans:
+            if units:
+                units.append(BREAK)
+                kinds.append(OTHER)
+            for position in range(start, stop):
+                message = messages[position]
+                role = message.get("role") if type(message) is dict else role_of(message)
+                if role == "tool":
+                    ids[len(units)] = result_id_of(message, "tool_call_id")
+                    units.append(message)
+                    kinds.append(RESULT)
                     continue
-            units.append(message)
-            kinds.append(OTHER)
+                if role == "assistant":
+                    calls = [
+                        Call(call_id_of(c, "id", position, "tool call"), c) for c in _tool_calls(message, position)
+                    ]
+                    if calls:
+                        units.append(Turn(position=position, calls=calls, items=(message,)))
+                        kinds.append(TURN)
+                        continue
+                units.append(message)
+                kinds.append(OTHER)
         return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
         return interrupted(field(result, "content"))
-
-    def has_trailing(self, turn: Turn) -> bool:
-        """Never: text and calls are separate fields."""
-        del turn
-        return False
 
     def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
         """The message with exactly the kept calls in ``tool_calls``."""
@@ -128,7 +145,7 @@ class OpenAIChat:
 
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The tool call under ``new_id``."""
-        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, id=new_id))
+        return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool`` message answering ``new_id``."""

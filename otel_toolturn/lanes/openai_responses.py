@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from typing import Final
 
 from otel_toolturn._view import (
+    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     RESULT,
     TURN,
     Call,
     Emitted,
+    Survey,
     Turn,
     View,
     Violation,
@@ -59,85 +61,93 @@ class OpenAIResponses:
     lane: Lane = "openai.responses"
     unique_ids = True
 
-    def is_clean(self, messages: Sequence[object]) -> bool:
-        """``True`` only when every run of calls is already followed by exactly its outputs."""
-        pending: list[str] = []
-        emitted: set[str] = set()
-        in_run = False
-        for index, item in enumerate(messages):
-            kind = _type(item)
-            if kind in CALL_TYPES:
-                if pending and not in_run:
-                    return False
-                call_id = field(item, "call_id")
-                if not isinstance(call_id, str) or not call_id or call_id in emitted:
-                    return False
-                emitted.add(call_id)
-                pending.append(call_id)
-                in_run = True
-            elif kind in OUTPUT_TYPES:
-                in_run = False
-                call_id = field(item, "call_id")
-                if call_id not in pending:
-                    return False
-                pending.remove(call_id)
-            elif kind == "reasoning" and _leads_to_call(messages, index):
-                if pending and not in_run:
-                    return False
-            elif pending:
-                return False
-            else:
-                in_run = False
-        return not pending
+    def survey(self, messages: Sequence[object]) -> Survey | None:
+        """A segment is a run of calls (or any other item that is not an output) and the outputs right after it.
 
-    def read(self, messages: Sequence[object]) -> View:
+        Dirty where a run is not followed by exactly its outputs.
+        """
+        survey = Survey()
+        bounds, dirty = survey.bounds, survey.dirty
+        owner: dict[str, int] = {}  # call id -> the segment of the run emitting it
+        pending: list[str] = []
+        segment = 0
+        in_run = False
+        for position, item in enumerate(messages):
+            kind = item.get("type") if type(item) is dict else _type(item)
+            if kind in OUTPUT_TYPES:
+                in_run = False
+                call_id = item.get("call_id") if type(item) is dict else field(item, "call_id")
+                if call_id in pending:
+                    pending.remove(call_id)
+                else:
+                    dirty.add(segment)
+                    if type(call_id) is str and call_id in owner:
+                        dirty.add(owner[call_id])
+                continue
+            calling = kind in CALL_TYPES
+            running = calling or (kind == "reasoning" and _leads_to_call(messages, position))
+            if not (running and in_run):
+                if pending:
+                    dirty.add(segment)
+                    pending = []
+                segment = position
+                bounds.append(position)
+            in_run = running
+            if calling:
+                call_id = item.get("call_id") if type(item) is dict else field(item, "call_id")
+                if type(call_id) is not str or not call_id:
+                    return None
+                if call_id in pending:
+                    dirty.add(segment)
+                elif call_id in owner:
+                    return None  # reused across runs: its derived id must be checked against every id
+                else:
+                    owner[call_id] = segment
+                    pending.append(call_id)
+        if pending:
+            dirty.add(segment)
+        return survey
+
+    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result."""
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        index = 0
-        count = len(messages)
-        while index < count:
-            item = messages[index]
-            kind = item.get("type") if type(item) is dict else _type(item)
-            if kind in OUTPUT_TYPES:
-                ids[len(units)] = result_id_of(item, "call_id")
-                units.append(item)
-                kinds.append(RESULT)
-                index += 1
-                continue
-            if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                start = index
-                calls: list[Call] = []
-                while index < count:
-                    kind = _type(messages[index])
-                    if kind in CALL_TYPES:
-                        call = messages[index]
-                        calls.append(
-                            Call(
-                                call_id=call_id_of(call, "call_id", index, f"{kind} item"),
-                                name=str(field(call, "name") or ""),
-                                ref=call,
-                            )
-                        )
-                    elif not (kind == "reasoning" and _leads_to_call(messages, index)):
-                        break
+        for start, stop in spans:
+            if units:
+                units.append(BREAK)
+                kinds.append(OTHER)
+            index = start
+            while index < stop:
+                item = messages[index]
+                kind = item.get("type") if type(item) is dict else _type(item)
+                if kind in OUTPUT_TYPES:
+                    ids[len(units)] = result_id_of(item, "call_id")
+                    units.append(item)
+                    kinds.append(RESULT)
                     index += 1
-                units.append(Turn(position=start, calls=calls, items=tuple(messages[start:index])))
-                kinds.append(TURN)
-                continue
-            units.append(item)
-            kinds.append(OTHER)
-            index += 1
+                    continue
+                if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
+                    first = index
+                    calls: list[Call] = []
+                    while index < stop:
+                        kind = _type(messages[index])
+                        if kind in CALL_TYPES:
+                            call = messages[index]
+                            calls.append(Call(call_id_of(call, "call_id", index, f"{kind} item"), call))
+                        elif not (kind == "reasoning" and _leads_to_call(messages, index)):
+                            break
+                        index += 1
+                    units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
+                    kinds.append(TURN)
+                    continue
+                units.append(item)
+                kinds.append(OTHER)
+                index += 1
         return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's output is an interrupted close."""
         return interrupted(field(result, "output"))
-
-    def has_trailing(self, turn: Turn) -> bool:
-        """Never: items are flat."""
-        del turn
-        return False
 
     def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
         """The run's items in order with left-out calls (and the reasoning right ahead of them) removed."""
@@ -163,8 +173,8 @@ class OpenAIResponses:
         item_id = field(call.ref, "id")
         if isinstance(item_id, str) and item_id:
             suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
-            return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
-        return Call(call_id=new_id, name=call.name, ref=replace(call.ref, call_id=new_id))
+            return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
+        return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
         """The output item answering ``new_id``."""
