@@ -37,6 +37,13 @@ Identity and determinism: nothing to restore ⇒ the very same list object; unto
 same objects; a moved result keeps its object; no hash order, no clock — the same input gives the
 same output in every process.
 
+Cost: one survey per lane scans the list once and cuts it into segments (a turn, or any other
+item, with the results recorded right after it). It marks a segment dirty when something in it
+breaks the law, or when a result elsewhere answers its turn. Only the dirty segments are read into
+the neutral view; the law runs on them (a break between two spans resets adjacency, as the clean
+item that stood there did) and the rest of the list is carried as slices. A list whose survey finds
+an item it cannot read, or (Anthropic, Responses) an id reused across turns, is read whole.
+
 Bad input: a list that is not a sequence, or a call whose id cannot be read, raises
 ``ToolTurnInputError`` naming the position; a result whose id cannot be read answers nothing and
 is left out as an ``orphan_result`` reported with the id ``""``. Shapes the law does not know pass

@@ -9,6 +9,9 @@ outcome back. The view knows no wire format; the law knows no lane.
 - a part: the non-result blocks of an Anthropic user message that also held results;
 - anything else, carried untouched as the wire item itself.
 
+Before reading, the adapter's survey (``Survey``) tells which segments of the list need the law, so
+that only those spans are read; a ``BREAK`` unit stands between two spans.
+
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace``,
 which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
 """
