@@ -10,14 +10,18 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``chat 2,000 msgs``: ``chat.completions.create`` with a 2,000-message transcript (tool rounds);
 - ``chat 2,000 msgs, broken``: the same with missing and late results (otel-toolturn repairs it);
 - ``chat stream 5,000``: ``chat.completions.create(stream=True)`` read to the end, 5,000 chunks;
-- ``anthropic 2,000 msgs`` / ``anthropic stream 5,000``: the same through ``messages.create``
-  (otel-toolturn only; the other two instrument OpenAI).
+- ``anthropic 2,000 msgs`` / ``anthropic 2,000 msgs, broken`` / ``anthropic stream 5,000``: the
+  same through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI).
 
 Variants: ``otel-toolturn``; ``otel-genai`` (``opentelemetry-instrumentation-genai-openai``, or
 ``-openai-v2``); ``openllmetry`` (``opentelemetry-instrumentation-openai`` from traceloop), each
 with its default settings. A variant whose package is not installed is reported as such.
 
-Run: ``python bench/overhead.py`` (``--quick`` for fewer rounds).
+Run: ``python -m bench.overhead`` (``--quick`` for fewer rounds). ``--split`` instead prints where
+otel-toolturn's own time goes on each 2,000-message call, with the SDK call itself stubbed out:
+the law (its clean scan), the strip rule, the request receipt (prefix fingerprint; system-prompt
+pieces and fingerprints), the telemetry (span, metrics, events, the response check) and the
+rest, in microseconds of this thread's CPU time per call (the best of many repeats).
 """
 
 from __future__ import annotations
@@ -76,8 +80,11 @@ def chat_transcript(size: int, *, broken: bool) -> list[dict[str, Any]]:
     return out[:size]
 
 
-def anthropic_transcript(size: int) -> list[dict[str, Any]]:
-    """An Anthropic transcript of ``size`` messages with a tool round every three messages."""
+def anthropic_transcript(size: int, *, broken: bool = False) -> list[dict[str, Any]]:
+    """An Anthropic transcript of ``size`` messages with a tool round every three messages.
+
+    ``broken``: every 50th round's result is missing (otel-toolturn adds a closing one).
+    """
     out: list[dict[str, Any]] = []
     turn = 0
     while len(out) < size - 1:
@@ -86,9 +93,9 @@ def anthropic_transcript(size: int) -> list[dict[str, Any]]:
         out.append(
             {"role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "read", "input": {"n": turn}}]}
         )
-        out.append(
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"file {turn} " * 4}]}
-        )
+        if not (broken and turn % 50 == 7):
+            result = {"type": "tool_result", "tool_use_id": call, "content": f"file {turn} " * 4}
+            out.append({"role": "user", "content": [result]})
         turn += 1
     out = out[: size - 1] if out[size - 2]["role"] == "assistant" else out[:size]
     if out[-1]["role"] == "assistant":
@@ -255,8 +262,13 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
         api_key="k", http_client=client(anthropic_sse(EVENTS), "sse"), max_retries=0, open_telemetry=telemetry_off
     )
     transcript = anthropic_transcript(MESSAGES)
+    broken_transcript = anthropic_transcript(MESSAGES, broken=True)
     calls["anthropic 2,000 msgs"] = (
         lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=transcript),
+        3 if quick else 10,
+    )
+    calls["anthropic 2,000 msgs, broken"] = (
+        lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=broken_transcript),
         3 if quick else 10,
     )
     calls["anthropic stream 5,000"] = (
@@ -320,11 +332,148 @@ def child(variant: str, *, quick: bool) -> dict[str, Any]:
     return {"variant": variant, "package": package, "before": before, "ratio": ratio}
 
 
+def _best_us(calls: dict[str, Call], count: int, repeats: int) -> dict[str, float]:
+    """Microseconds of this thread's CPU time per call of each: the best of ``repeats`` interleaved runs of ``count``.
+
+    Interleaved (every call once per repeat, in turn), so a burst of load elsewhere falls on all alike.
+    """
+    best = dict.fromkeys(calls, float("inf"))
+    for _ in range(repeats):
+        for name, call in calls.items():
+            gc.collect()
+            gc.disable()
+            try:
+                started = time.thread_time_ns()
+                for _ in range(count):
+                    call()
+                best[name] = min(best[name], (time.thread_time_ns() - started) / count / 1000)
+            finally:
+                gc.enable()
+    return best
+
+
+SPLIT: Final = ("total", "law", "strip", "receipt: prefix", "receipt: system", "telemetry", "rest")
+
+
+def _split_row(resource: object, reply: object, kwargs: dict[str, Any], *, quick: bool) -> dict[str, float]:
+    """One call's split (see ``split``)."""
+    from otel_toolturn import _law, compose  # noqa: PLC0415 - only the split reads the internals
+    from otel_toolturn.instrument import _patches  # noqa: PLC0415
+    from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
+    from otel_toolturn.instrument._request import DIGESTS, prepare_request  # noqa: PLC0415
+
+    telemetry = _patches.STATE.telemetry
+    if telemetry is None:
+        raise RuntimeError("the split needs otel-toolturn instrumented")
+    lane = "anthropic.messages" if isinstance(resource, anthropic.resources.Messages) else "openai.chat_completions"
+    target = next(t for t in _patches.TARGETS if t.lane == lane and t.method == "create" and not t.is_async)
+    lane, provider = target.lane, target.provider
+    wrapper = _patches._wrapper_for(target)
+    messages = kwargs["messages"]
+    view = _law.ensure_tool_turn_invariants(messages, lane=lane)
+    sent = compose.strip_framework_fields(view.messages)
+    request = {**kwargs, "messages": sent}
+    prepared = prepare_request(kwargs, lane=lane, options=telemetry.options, scope=None, receipt=True)
+
+    def total() -> object:
+        return wrapper(lambda *_a, **_k: reply, resource, (), kwargs)
+
+    def law() -> object:
+        return _law.ensure_tool_turn_invariants(messages, lane=lane)
+
+    def strip() -> object:
+        return compose.strip_framework_fields(view.messages)
+
+    def prefix() -> object:
+        return DIGESTS.prefix_fingerprint(sent, source=messages)
+
+    def system() -> object:
+        pieces = compose.contributing_pieces(compose.system_prompt_pieces(request, lane=lane))
+        return tuple(compose.fingerprint(p.raw_content) for p in pieces)
+
+    def record() -> None:
+        one = CallRecord(telemetry, lane=lane, provider=provider, requested_model=MODEL, server_address="h")
+        with one.current():
+            pass
+        one.request(prepared)
+        one.response(reply)
+
+    total()
+    count, repeats = (5, 5) if quick else (10, 30)
+    pieces: dict[str, Call] = {
+        "total": total,
+        "law": law,
+        "strip": strip,
+        "receipt: prefix": prefix,
+        "receipt: system": system,
+        "telemetry": record,
+    }
+    row = _best_us(pieces, count, repeats)
+    row["rest"] = row["total"] - sum(v for k, v in row.items() if k != "total")
+    return row
+
+
+def split(*, quick: bool) -> dict[str, dict[str, float]]:
+    """Where otel-toolturn's own time goes on each 2,000-message call, the SDK call stubbed out (µs per call).
+
+    ``total``: the patched method around a stub that returns the SDK's own response object at
+    once. ``law``: ``ensure_tool_turn_invariants`` (its clean scan when nothing needs restoring).
+    ``strip``: the strip rule on the view. ``receipt: prefix``: the prefix fingerprint (digest
+    cache warm, as on a conversation's next turn). ``receipt: system``: the system-prompt pieces
+    and their fingerprints. ``telemetry``: one call's record (span, metric points, events and log
+    records, the whole-response check). ``rest``: ``total`` less the others.
+    """
+    _telemetry()
+    telemetry_off: Any = {"traces": {"enabled": False}}
+    chat: Any = openai.OpenAI(api_key="k", http_client=httpx2.Client(), max_retries=0)
+    ant: Any = anthropic.Anthropic(
+        api_key="k", http_client=httpx2.Client(), max_retries=0, open_telemetry=telemetry_off
+    )
+    chat_reply = openai.types.chat.ChatCompletion.model_validate_json(chat_json())
+    ant_reply = anthropic.types.Message.model_validate_json(anthropic_json())
+    cases: dict[str, tuple[Any, object, dict[str, Any]]] = {
+        "chat 2,000 msgs": (chat.chat.completions, chat_reply, {"messages": chat_transcript(MESSAGES, broken=False)}),
+        "chat 2,000 msgs, broken": (
+            chat.chat.completions,
+            chat_reply,
+            {"messages": chat_transcript(MESSAGES, broken=True)},
+        ),
+        "anthropic 2,000 msgs": (
+            ant.messages,
+            ant_reply,
+            {"max_tokens": 8, "messages": anthropic_transcript(MESSAGES)},
+        ),
+        "anthropic 2,000 msgs, broken": (
+            ant.messages,
+            ant_reply,
+            {"max_tokens": 8, "messages": anthropic_transcript(MESSAGES, broken=True)},
+        ),
+    }
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument()
+    try:
+        return {
+            name: _split_row(resource, reply, {"model": MODEL, **extra}, quick=quick)
+            for name, (resource, reply, extra) in cases.items()
+        }
+    finally:
+        instrumentor.uninstrument()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--child", choices=VARIANTS)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--split", action="store_true", help="where otel-toolturn's own time goes, per call")
     args = parser.parse_args(argv)
+    if args.split:
+        rows = split(quick=args.quick)
+        width = max(len(n) for n in rows) + 2
+        print("otel-toolturn's own time per call, SDK call stubbed: µs of thread CPU time, best of repeats.\n")
+        print(f"{'call':<{width}}" + "".join(f"{k:>17}" for k in SPLIT))
+        for name, cells in rows.items():
+            print(f"{name:<{width}}" + "".join(f"{cells[k]:>17.0f}" for k in SPLIT))
+        return
     if args.child:
         print(json.dumps(child(args.child, quick=args.quick)))
         return

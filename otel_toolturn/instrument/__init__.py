@@ -5,7 +5,7 @@ The only place that imports an SDK or OpenTelemetry. Public here:
 - ``init(...)``: idempotent; resolves the options (keyword, then ``OTEL_TOOLTURN_*``, then the
   default), sets up OpenTelemetry SDK providers from the standard ``OTEL_*`` variables when the
   application configured none, and instruments. A second call is a no-op.
-- ``shutdown()``: removes the patches, flushes every provider, and shuts down the providers
+- ``shutdown()``: flushes every provider, removes the patches, and shuts down the providers
   ``init`` created (never the application's own).
 - ``withhold_tools(reason)``: a scope whose calls go out with tools withheld.
 - ``ToolTurnInstrumentor``: the ``BaseInstrumentor`` behind ``init``, registered under the
@@ -24,9 +24,10 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Mode, Options, Provider, resolve_options
-from otel_toolturn.instrument._patches import patch, unpatch
-from otel_toolturn.instrument._setup import Owned, configure_missing, flush
+from otel_toolturn.instrument._patches import STATE, patch, unpatch
+from otel_toolturn.instrument._setup import Owned, close, configure_missing, flush
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import withhold_tools
 
@@ -73,6 +74,13 @@ _LOCK = threading.Lock()
 _OWNED: list[Owned] = []
 
 
+def _count_export_error(stage: names.ErrorStage, exc: BaseException) -> None:
+    """Count an error of an exporter ``init`` created, into the live instrumentation (if any)."""
+    telemetry = STATE.telemetry
+    if telemetry is not None:
+        telemetry.error(stage, exc)
+
+
 def init(
     *,
     mode: Mode | None = None,
@@ -114,6 +122,7 @@ def init(
                     traces=tracer_provider is None,
                     metrics_=meter_provider is None,
                     logs=logger_provider is None,
+                    on_error=_count_export_error,
                 )
             )
         instrumentor.instrument(
@@ -125,10 +134,20 @@ def init(
 
 
 def shutdown() -> None:
-    """Remove the patches, flush every provider, and shut down the providers ``init`` created."""
+    """Flush every provider, remove the patches, and shut down the providers ``init`` created.
+
+    The flush comes first, while the instrumentation still counts: an exporter that fails or
+    hangs during it is counted, and the providers ``init`` created export that count as they
+    shut down. Never raises.
+    """
     with _LOCK:
         instrumentor = ToolTurnInstrumentor()
-        if instrumentor.is_instrumented_by_opentelemetry:
+        instrumented = instrumentor.is_instrumented_by_opentelemetry
+        owned = list(_OWNED)
+        _OWNED.clear()
+        if instrumented or owned:
+            flush(_count_export_error)
+        if instrumented:
             instrumentor.uninstrument()
-        while _OWNED:
-            flush(_OWNED.pop())
+        for mine in owned:
+            close(mine)

@@ -1,10 +1,23 @@
-"""Per-message digests, reused across the turns of a conversation: the prefix fingerprint stays cheap.
+"""Prefix fingerprints, reused across the turns of a conversation so they stay cheap.
 
 Role: an agent resends the same message objects on every turn, one or two more each time. This
-cache remembers the last few transcripts it digested (their message objects and digests); a new
-transcript whose leading messages are the very same objects, in order, reuses their digests and
-digests only the messages after them. The identity comparison runs at C speed, so a 2,000-message
-transcript seen before costs a fraction of one ``json.dumps`` of it.
+cache remembers the last few transcripts it fingerprinted: their message objects, each message's
+digest (``compose.message_digest``) and the SHA-256 state over the digests of all but the last.
+A new transcript whose leading messages are the very same objects, in order, reuses that state
+and digests only the messages after them, so the cost of a transcript seen before is one identity
+comparison (at C speed) plus the new messages, never a pass over all of it in Python.
+
+A request whose messages are not the caller's list (the law's repaired view, or the strip rule's
+copies) is fingerprinted from the caller's transcript, which is remembered as above. The view is
+read as runs of the caller's objects, in order (the law carries untouched stretches as they
+stand): each run takes its digests from the caller's, matched by identity at C speed; between
+runs, a message the view made (a closing result, a stripped copy) is digested anew, and one the
+view left out or moved is stepped over. The repaired transcripts themselves are not remembered, so
+they never push the callers' out.
+
+The value is always ``compose.prefix_fingerprint`` of ``compose.message_digest`` of every message
+but the last (the same text whichever path computed it): a digest is reused only for the very
+object it was computed from.
 
 What it does not do: notice a message mutated in place after it was first sent (it keeps its
 first digest). The fingerprint is telemetry, never a decision; a message replaced by a new object,
@@ -13,15 +26,61 @@ even an equal one, is digested again.
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import threading
 from collections.abc import Sequence
-from typing import Final
+from itertools import compress, count
+from typing import TYPE_CHECKING, Final
 
-from otel_toolturn.compose import message_digest
+from otel_toolturn.compose import FINGERPRINT_LENGTH, message_digest, prefix_fingerprint
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 SLOTS: Final = 16
 """How many transcripts are remembered (about one per conversation running at once)."""
+
+LOOKAHEAD: Final = 8
+"""How far ahead in the caller's transcript a view's message is looked for when a run ends."""
+
+
+class _Seen:
+    """One remembered transcript: its messages, their digests, the hash over all digests but the last."""
+
+    __slots__ = ("digests", "messages", "prefix")
+
+    def __init__(self, messages: tuple[object, ...], digests: list[bytes], prefix: _Hash) -> None:
+        self.messages = messages
+        self.digests = digests
+        self.prefix = prefix
+
+
+def _derived_digests(messages: Sequence[object], source: _Seen) -> list[bytes]:
+    """The digest of each of ``messages``, taken from ``source`` for its very objects (see the module docstring)."""
+    objects, known = source.messages, source.digests
+    total, known_total = len(messages), len(objects)
+    out: list[bytes] = []
+    at = 0  # in messages
+    from_ = 0  # in the source
+    while at < total:
+        if from_ < known_total:
+            mismatch = next(compress(count(), map(operator.is_not, messages[at:], objects[from_:])), None)
+            run = mismatch if mismatch is not None else min(total - at, known_total - from_)
+            out += known[from_ : from_ + run]
+            at += run
+            from_ += run
+            if at == total:
+                break
+        message = messages[at]
+        ahead = objects[from_ + 1 : from_ + 1 + LOOKAHEAD]
+        skip = next((offset for offset, seen in enumerate(ahead) if seen is message), None)
+        if skip is not None:
+            from_ += 1 + skip  # the source's messages before it were left out or moved
+            continue
+        out.append(message_digest(message))
+        at += 1
+    return out
 
 
 class DigestCache:
@@ -29,22 +88,47 @@ class DigestCache:
 
     def __init__(self, slots: int = SLOTS) -> None:
         self._slots = slots
-        self._recent: list[tuple[tuple[object, ...], list[bytes]]] = []
+        self._recent: list[_Seen] = []
         self._lock = threading.Lock()
 
-    def digests(self, messages: Sequence[object]) -> list[bytes]:
-        """The digest of each message, in order (``compose.message_digest``)."""
+    def prefix_fingerprint(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> str:
+        """``compose.prefix_fingerprint`` of every message of ``messages`` but the last.
+
+        ``source``: the caller's transcript when ``messages`` was derived from it (the law's view,
+        stripped); its objects' digests are reused by identity.
+        """
+        if source is None or source is messages:
+            return self._remember(messages).prefix.hexdigest()[:FINGERPRINT_LENGTH]
+        return prefix_fingerprint(_derived_digests(messages[:-1], self._remember(source)))
+
+    def _remember(self, messages: Sequence[object]) -> _Seen:
+        """``messages``' entry: from the longest remembered transcript they start with, then remembered."""
         with self._lock:
             recent = list(self._recent)
-        reused: list[bytes] = []
-        match: tuple[tuple[object, ...], list[bytes]] | None = None
-        for entry in reversed(recent):
-            seen = entry[0]
-            if len(reused) < len(seen) <= len(messages) and all(map(operator.is_, messages, seen)):
-                match, reused = entry, entry[1]
-        out = reused + [message_digest(m) for m in messages[len(reused) :]]
-        with self._lock:
-            kept = [e for e in self._recent if e is not match]
-            kept.append((tuple(messages), out))
-            self._recent = kept[-self._slots :]
-        return out
+        total = len(messages)
+        match: _Seen | None = None
+        for candidate in reversed(recent):
+            seen = candidate.messages
+            if (
+                (match is None or len(match.messages) < len(seen))
+                and 0 < len(seen) <= total
+                and all(map(operator.is_, messages, seen))
+            ):
+                match = candidate
+        if match is None:
+            digests = [message_digest(m) for m in messages]
+            entry = _Seen(tuple(messages), digests, hashlib.sha256(b"".join(digests[:-1])))
+        elif len(match.messages) == total:
+            entry = match
+        else:
+            known = len(match.messages)
+            digests = match.digests + [message_digest(m) for m in messages[known:]]
+            prefix = match.prefix.copy()
+            prefix.update(b"".join(digests[known - 1 : total - 1]))
+            entry = _Seen(tuple(messages), digests, prefix)
+        if total:
+            with self._lock:
+                kept = [e for e in self._recent if e is not match and e is not entry]
+                kept.append(entry)
+                self._recent = kept[-self._slots :]
+        return entry

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fnmatch import fnmatchcase
+from types import ModuleType
 from typing import Protocol, cast
 
 import wrapt
@@ -49,9 +50,14 @@ class _CheckResponse(Protocol):
     def __call__(self, lane: Lane, response: object, *, requested_model: str | None) -> StreamReport: ...
 
 
+_STREAMS: list[ModuleType] = []
+
+
 def _streams_api() -> tuple[_ObserverFor | None, _CheckResponse | None]:
-    """The stream observers' entry points, when the streams package provides them."""
-    module = importlib.import_module("otel_toolturn.streams")
+    """The stream observers' entry points, when the streams package provides them (read at each call)."""
+    if not _STREAMS:
+        _STREAMS.append(importlib.import_module("otel_toolturn.streams"))
+    module = _STREAMS[0]
     return (
         cast("_ObserverFor | None", getattr(module, "observer_for", None)),
         cast("_CheckResponse | None", getattr(module, "check_response", None)),
@@ -215,6 +221,7 @@ class CallRecord:
         """Record what the request hook decided: repairs, tools withheld, the receipt."""
         tel = self.telemetry
         tel.add(names.REQUESTS, 1, {**self._labels, names.MODE: tel.options.mode})
+        attributes: dict[str, AttributeValue | None] = {}
         view = prepared.view
         if view is not None:
             tel.law_duration(prepared.law_seconds, self._labels)
@@ -239,13 +246,9 @@ class CallRecord:
                 )
             if view.lossy:
                 tel.add(names.LOSSY_PROJECTIONS, 1, self._labels)
-            self._attributes(
-                {
-                    names.REPAIRS_COUNT: len(view.repairs),
-                    names.REPAIRS_FORMS: tuple(forms),
-                    names.REPAIRS_LOSSY: view.lossy,
-                },
-            )
+            attributes[names.REPAIRS_COUNT] = len(view.repairs)
+            attributes[names.REPAIRS_FORMS] = tuple(forms)
+            attributes[names.REPAIRS_LOSSY] = view.lossy
         if prepared.withheld is not None:
             self._event(
                 names.EVENT_TOOLS_WITHHELD,
@@ -256,15 +259,12 @@ class CallRecord:
                 },
             )
             tel.add(names.TOOLS_WITHHELD, 1, {**self._labels, names.TOOLS_WITHHELD_REASON: prepared.withheld})
-        self._attributes(
-            {
-                names.FINGERPRINT_SYSTEM: prepared.system_fingerprints or None,
-                names.FINGERPRINT_TOOLS: prepared.tools_fingerprint,
-                names.FINGERPRINT_PREFIX: prepared.prefix_fingerprint,
-                names.MAX_TOOL_ROUNDS_SEEN: prepared.tool_rounds if tel.options.max_tool_rounds else None,
-                names.SYSTEM_PROMPT: prepared.system_prompt or None,
-            },
-        )
+        attributes[names.FINGERPRINT_SYSTEM] = prepared.system_fingerprints or None
+        attributes[names.FINGERPRINT_TOOLS] = prepared.tools_fingerprint
+        attributes[names.FINGERPRINT_PREFIX] = prepared.prefix_fingerprint
+        attributes[names.MAX_TOOL_ROUNDS_SEEN] = prepared.tool_rounds if tel.options.max_tool_rounds else None
+        attributes[names.SYSTEM_PROMPT] = prepared.system_prompt or None
+        self._attributes(attributes)
 
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:

@@ -36,7 +36,7 @@ MESSAGES_KEY: Final[Mapping[Lane, str]] = {
 """The keyword argument that carries the transcript, per lane."""
 
 DIGESTS: Final = DigestCache()
-"""Message digests shared by every call of the process (each message object is digested once)."""
+"""Prefix fingerprints shared by every call of the process (each message object is digested once)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,7 +137,8 @@ def prepare_request(
             tools_fingerprint = compose.fingerprint(tools)
         sent_messages = out.get(key)
         if isinstance(sent_messages, Sequence) and not isinstance(sent_messages, str) and len(sent_messages) > 1:
-            prefix_fingerprint = compose.prefix_fingerprint(DIGESTS.digests(sent_messages[:-1]))
+            source = messages if isinstance(messages, Sequence) and not isinstance(messages, str) else None
+            prefix_fingerprint = DIGESTS.prefix_fingerprint(sent_messages, source=source)
     return PreparedRequest(
         kwargs=out,
         view=view,

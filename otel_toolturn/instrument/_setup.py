@@ -12,6 +12,12 @@ read by the exporter itself from ``OTEL_EXPORTER_OTLP_*``), ``console``, ``none`
 also ``prometheus`` (a scrape endpoint on ``OTEL_EXPORTER_PROMETHEUS_HOST``:
 ``OTEL_EXPORTER_PROMETHEUS_PORT``, default ``localhost:9464``). The resource comes from
 ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
+
+Every exporter created here is wrapped (``_exporters``) so that one that raises, hangs past its
+deadline or fails to flush is counted in ``toolturn.instrumentation.errors``; the deadline of a
+span or log export is ``OTEL_BSP_EXPORT_TIMEOUT`` / ``OTEL_BLRP_EXPORT_TIMEOUT`` (milliseconds,
+default 30000), of a metric export the reader's own (``OTEL_METRIC_EXPORT_TIMEOUT``). The
+application's providers, processors and exporters are never wrapped or changed.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import importlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider
@@ -35,6 +42,15 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
+from otel_toolturn.instrument import names
+from otel_toolturn.instrument._exporters import (
+    DEFAULT_DEADLINE_S,
+    CountingLogRecordExporter,
+    CountingMetricExporter,
+    CountingSpanExporter,
+    OnError,
+)
+
 _log = logging.getLogger("otel_toolturn.instrument")
 
 
@@ -45,6 +61,30 @@ class Owned:
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None
     logger_provider: LoggerProvider | None = None
+
+
+def _ignore(stage: names.ErrorStage, exc: BaseException) -> None:
+    """The ``on_error`` that counts nothing (no instrumentation to count into)."""
+    del stage, exc
+
+
+def _deadline(environ: Mapping[str, str], variable: str) -> float:
+    """An export deadline in seconds from a milliseconds variable (else the default: unset, unreadable, not > 0)."""
+    raw = environ.get(variable, "").strip()
+    if not raw:
+        return DEFAULT_DEADLINE_S
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = 0.0
+    if not millis > 0:
+        _log.warning("otel-toolturn: %s=%r is not a positive number; %g s used", variable, raw, DEFAULT_DEADLINE_S)
+        return DEFAULT_DEADLINE_S
+    return millis / 1000
+
+
+SPAN_DEADLINE_VARIABLE: Final = "OTEL_BSP_EXPORT_TIMEOUT"
+LOG_DEADLINE_VARIABLE: Final = "OTEL_BLRP_EXPORT_TIMEOUT"
 
 
 def _exporters(environ: Mapping[str, str], variable: str) -> tuple[str, ...]:
@@ -81,7 +121,9 @@ def _is_default(provider: object) -> bool:
     }
 
 
-def _tracer_provider(environ: Mapping[str, str], resource: Resource) -> TracerProvider:
+def tracer_provider(environ: Mapping[str, str], resource: Resource, on_error: OnError = _ignore) -> TracerProvider:
+    """A tracer provider with a batch processor per ``OTEL_TRACES_EXPORTER`` exporter, each counted."""
+    deadline_s = _deadline(environ, SPAN_DEADLINE_VARIABLE)
     provider = TracerProvider(resource=resource)
     for name in _exporters(environ, "OTEL_TRACES_EXPORTER"):
         exporter: SpanExporter | None = None
@@ -92,11 +134,13 @@ def _tracer_provider(environ: Mapping[str, str], resource: Resource) -> TracerPr
         else:
             _log.warning("otel-toolturn: unknown OTEL_TRACES_EXPORTER %r ignored", name)
         if exporter is not None:
-            provider.add_span_processor(BatchSpanProcessor(exporter))
+            counted = CountingSpanExporter(exporter, on_error=on_error, deadline_s=deadline_s)
+            provider.add_span_processor(BatchSpanProcessor(counted))
     return provider
 
 
-def _meter_provider(environ: Mapping[str, str], resource: Resource) -> MeterProvider:
+def meter_provider(environ: Mapping[str, str], resource: Resource, on_error: OnError = _ignore) -> MeterProvider:
+    """A meter provider with a periodic reader per ``OTEL_METRICS_EXPORTER`` exporter (each counted), or Prometheus."""
     readers: list[MetricReader] = []
     for name in _exporters(environ, "OTEL_METRICS_EXPORTER"):
         exporter: MetricExporter | None = None
@@ -109,7 +153,7 @@ def _meter_provider(environ: Mapping[str, str], resource: Resource) -> MeterProv
         else:
             _log.warning("otel-toolturn: unknown OTEL_METRICS_EXPORTER %r ignored", name)
         if exporter is not None:
-            readers.append(PeriodicExportingMetricReader(exporter))
+            readers.append(PeriodicExportingMetricReader(CountingMetricExporter(exporter, on_error=on_error)))
     return MeterProvider(resource=resource, metric_readers=readers)
 
 
@@ -124,7 +168,9 @@ def _prometheus(environ: Mapping[str, str]) -> MetricReader:
     return reader
 
 
-def _logger_provider(environ: Mapping[str, str], resource: Resource) -> LoggerProvider:
+def logger_provider(environ: Mapping[str, str], resource: Resource, on_error: OnError = _ignore) -> LoggerProvider:
+    """A logger provider with a batch processor per ``OTEL_LOGS_EXPORTER`` exporter, each counted."""
+    deadline_s = _deadline(environ, LOG_DEADLINE_VARIABLE)
     provider = LoggerProvider(resource=resource)
     for name in _exporters(environ, "OTEL_LOGS_EXPORTER"):
         exporter: LogRecordExporter | None = None
@@ -135,38 +181,77 @@ def _logger_provider(environ: Mapping[str, str], resource: Resource) -> LoggerPr
         else:
             _log.warning("otel-toolturn: unknown OTEL_LOGS_EXPORTER %r ignored", name)
         if exporter is not None:
-            provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+            counted = CountingLogRecordExporter(exporter, on_error=on_error, deadline_s=deadline_s)
+            provider.add_log_record_processor(BatchLogRecordProcessor(counted))
     return provider
 
 
 def configure_missing(
-    environ: Mapping[str, str], *, traces: bool = True, metrics_: bool = True, logs: bool = True
+    environ: Mapping[str, str],
+    *,
+    traces: bool = True,
+    metrics_: bool = True,
+    logs: bool = True,
+    on_error: OnError = _ignore,
 ) -> Owned:
     """Create and set globally each provider asked for that the application has not configured.
 
     ``traces``/``metrics_``/``logs`` say which signals still need a provider (``init`` passes
-    ``False`` for a signal whose provider it was handed).
+    ``False`` for a signal whose provider it was handed). ``on_error`` counts what the created
+    exporters' wrappers catch (see the module docstring).
     """
     resource = Resource.create()
-    tracer_provider = meter_provider = logger_provider = None
+    traces_made = metrics_made = logs_made = None
     if traces and _is_default(trace.get_tracer_provider()):
-        tracer_provider = _tracer_provider(environ, resource)
-        trace.set_tracer_provider(tracer_provider)
+        traces_made = tracer_provider(environ, resource, on_error)
+        trace.set_tracer_provider(traces_made)
     if metrics_ and _is_default(metrics.get_meter_provider()):
-        meter_provider = _meter_provider(environ, resource)
-        metrics.set_meter_provider(meter_provider)
+        metrics_made = meter_provider(environ, resource, on_error)
+        metrics.set_meter_provider(metrics_made)
     if logs and _is_default(_logs.get_logger_provider()):
-        logger_provider = _logger_provider(environ, resource)
-        _logs.set_logger_provider(logger_provider)
-    return Owned(tracer_provider=tracer_provider, meter_provider=meter_provider, logger_provider=logger_provider)
+        logs_made = logger_provider(environ, resource, on_error)
+        _logs.set_logger_provider(logs_made)
+    return Owned(tracer_provider=traces_made, meter_provider=metrics_made, logger_provider=logs_made)
 
 
-def flush(owned: Owned) -> None:
-    """Flush every provider in reach; shut down the ones otel-toolturn created."""
-    for provider in (trace.get_tracer_provider(), metrics.get_meter_provider(), _logs.get_logger_provider()):
+def flush(on_error: OnError = _ignore) -> None:
+    """Force-flush every provider in reach (the application's too); a flush that fails is counted, never raised.
+
+    A flush that raises is counted with its exception; one that reports it did not complete (the
+    SDK's ``False``) as ``TimeoutError``; the stage is the signal's export stage.
+    """
+    stages: tuple[tuple[names.ErrorStage, object], ...] = (
+        ("span_export", trace.get_tracer_provider()),
+        ("metric_export", metrics.get_meter_provider()),
+        ("log_export", _logs.get_logger_provider()),
+    )
+    for stage, provider in stages:
         force_flush = getattr(provider, "force_flush", None)
-        if callable(force_flush):
-            force_flush()
+        if not callable(force_flush):
+            continue
+        try:
+            done = force_flush()
+        except Exception as exc:  # noqa: BLE001 - shutting down never raises into the application
+            _count(on_error, stage, exc)
+            continue
+        if done is False:
+            _count(on_error, stage, TimeoutError("the provider's flush did not complete"))
+
+
+def close(owned: Owned) -> None:
+    """Shut down the providers otel-toolturn created (never the application's); never raises."""
     for mine in (owned.tracer_provider, owned.meter_provider, owned.logger_provider):
-        if mine is not None:
+        if mine is None:
+            continue
+        try:
             mine.shutdown()
+        except Exception:  # noqa: BLE001 - shutting down never raises into the application
+            _log.debug("otel-toolturn: a provider it created failed to shut down", exc_info=True)
+
+
+def _count(on_error: OnError, stage: names.ErrorStage, exc: BaseException) -> None:
+    _log.debug("otel-toolturn: flushing the %s providers failed", stage, exc_info=exc)
+    try:
+        on_error(stage, exc)
+    except Exception:  # noqa: BLE001 - the last guard
+        _log.debug("otel-toolturn: could not count a flush error", exc_info=True)

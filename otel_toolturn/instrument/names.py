@@ -62,8 +62,23 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 SERVER_ADDRESS: Final = "server.address"
 OPERATION_CHAT: Final = "chat"
 
-ErrorStage = Literal["request", "law", "span", "metric", "event", "response", "stream", "handoff"]
-"""Where inside otel-toolturn an error was caught (the ``toolturn.error.stage`` value)."""
+ErrorStage = Literal[
+    "request",
+    "law",
+    "span",
+    "metric",
+    "event",
+    "response",
+    "stream",
+    "handoff",
+    "span_export",
+    "metric_export",
+    "log_export",
+]
+"""Where inside otel-toolturn an error was caught (the ``toolturn.error.stage`` value).
+
+The ``*_export`` stages: an exporter ``init`` created (never the application's) raised, hung past
+its deadline, or failed to flush; the calls themselves were never affected."""
 ERROR_STAGES: Final[tuple[ErrorStage, ...]] = get_args(ErrorStage)
 
 # --- events (span events, and log records of the same name when a logger provider is set) ------

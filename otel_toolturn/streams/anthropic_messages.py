@@ -63,34 +63,60 @@ class AnthropicMessagesObserver(ObserverBase):
         """Read one event; never alters it, never raises."""
         self._events += 1
         try:
-            cls = type(event)
-            if cls is str or cls is bytes:
-                event = self._decode(event)  # type: ignore[arg-type]
-                if event is None:
-                    return
-                get = DICT_GET
-            else:
-                get = DICT_GET if cls is dict else ATTR_GET
-            kind = get(event, "type", None)
-            if kind == "content_block_delta":
-                if self._ended:
-                    self._ledger.note("content", kind)
-                    return
-                delta = get(event, "delta", None)
-                delta_kind = get(delta, "type", None)
-                if delta_kind == "text_delta":
-                    text = get(delta, "text", None)
-                    if type(text) is str:
-                        self._poll.feed(text)
-                elif delta_kind == "input_json_delta":
-                    slot = self._slots.get(get(event, "index", None))
-                    part = get(delta, "partial_json", None)
-                    if slot is not None and type(part) is str:
-                        slot.parts.append(part)
-            else:
-                self._read_other(kind, event)
+            if type(event) is not dict and not self._ended:
+                # The hot path: a text or argument fragment of an SDK event object, read with plain
+                # attribute access (cheaper than ``getattr`` with a default, on pydantic objects
+                # above all). An object without one of these attributes raises ``AttributeError``
+                # before anything is kept, and the general reading below reads it again.
+                try:
+                    if event.type == "content_block_delta":  # type: ignore[attr-defined]
+                        delta = event.delta  # type: ignore[attr-defined]
+                        delta_kind = delta.type
+                        if delta_kind == "text_delta":
+                            text = delta.text
+                            if type(text) is str:
+                                self._poll.feed(text)
+                            return
+                        if delta_kind == "input_json_delta":
+                            slot = self._slots.get(event.index)  # type: ignore[attr-defined]
+                            part = delta.partial_json
+                            if slot is not None and type(part) is str:
+                                slot.parts.append(part)
+                            return
+                except AttributeError:
+                    pass
+            self._read(event)
         except _READ_ERRORS:
             self._unread += 1
+
+    def _read(self, event: object) -> None:
+        """Read one event the general way: ``dict.get`` on a dict, ``getattr`` (absent: ``None``) on anything else."""
+        cls = type(event)
+        if cls is str or cls is bytes:
+            event = self._decode(event)  # type: ignore[arg-type]
+            if event is None:
+                return
+            get = DICT_GET
+        else:
+            get = DICT_GET if cls is dict else ATTR_GET
+        kind = get(event, "type", None)
+        if kind == "content_block_delta":
+            if self._ended:
+                self._ledger.note("content", kind)
+                return
+            delta = get(event, "delta", None)
+            delta_kind = get(delta, "type", None)
+            if delta_kind == "text_delta":
+                text = get(delta, "text", None)
+                if type(text) is str:
+                    self._poll.feed(text)
+            elif delta_kind == "input_json_delta":
+                slot = self._slots.get(get(event, "index", None))
+                part = get(delta, "partial_json", None)
+                if slot is not None and type(part) is str:
+                    slot.parts.append(part)
+        else:
+            self._read_other(kind, event)
 
     def _read_other(self, kind: object, event: object) -> None:
         if kind == "content_block_start":

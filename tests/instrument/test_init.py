@@ -87,3 +87,56 @@ def test_opentelemetry_instrument_loads_the_entry_point() -> None:
     assert done.returncode == 0, done.stderr
     assert "PATCHED True" in done.stdout
     assert "ANSWER ok" in done.stdout
+
+
+ERRORS: Final = """
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+reader = InMemoryMetricReader()
+def errors():
+    data = reader.get_metrics_data()
+    return sorted(
+        (dict(p.attributes)["toolturn.error.stage"], dict(p.attributes)["error.type"], p.value)
+        for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics
+        if m.name == "toolturn.instrumentation.errors" for p in m.data.data_points
+    )
+class Boom(RuntimeError): pass
+def boom(self, spans): raise Boom("export")
+"""
+
+
+def test_init_counts_an_exporter_it_created_that_raises() -> None:
+    """The span exporter ``init`` built from ``OTEL_*`` raises: the answer is unchanged and the counter moves."""
+    code = (
+        ERRORS + "from opentelemetry.sdk.trace.export import ConsoleSpanExporter\n"
+        "ConsoleSpanExporter.export = boom\n"
+        "from opentelemetry import trace\n"
+        "import otel_toolturn.instrument as t\nt.init(meter_provider=MeterProvider(metric_readers=[reader]))\n"
+        + CALL
+        + "trace.get_tracer_provider().force_flush()\nprint('ERRORS', errors())\nt.shutdown()\n"
+    )
+    done = _run(code, env={"OTEL_TRACES_EXPORTER": "console", "OTEL_LOGS_EXPORTER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert "ANSWER ok" in done.stdout
+    assert "ERRORS [('span_export', 'Boom', 1)]" in done.stdout
+
+
+def test_init_leaves_the_applications_exporters_as_they_are() -> None:
+    """The application's own span exporter raising: init wraps nothing of it, so nothing is counted; calls unchanged."""
+    code = (
+        ERRORS + "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter\n"
+        "class Mine(SpanExporter):\n    export = boom\n"
+        "mine = Mine(); provider = TracerProvider(); provider.add_span_processor(SimpleSpanProcessor(mine))\n"
+        "trace.set_tracer_provider(provider)\n"
+        "import otel_toolturn.instrument as t\nt.init(meter_provider=MeterProvider(metric_readers=[reader]))\n"
+        + CALL
+        + "processor = provider._active_span_processor._span_processors[0]\n"
+        "print('MINE', processor.span_exporter is mine)\nprint('ERRORS', errors())\nt.shutdown()\n"
+    )
+    done = _run(code, env={"OTEL_LOGS_EXPORTER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert "ANSWER ok" in done.stdout
+    assert "MINE True" in done.stdout
+    assert "ERRORS []" in done.stdout

@@ -1,0 +1,115 @@
+"""The prefix fingerprint: the contract's value on every path, each message object digested once."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_toolturn import _law, compose
+from otel_toolturn.instrument import _digests, names
+from otel_toolturn.instrument._digests import DigestCache
+from tests.instrument.conftest import Instrument
+from tests.instrument.wire import MODEL, Wire
+
+
+def _message(n: int) -> dict[str, object]:
+    return {"role": "user" if n % 2 else "assistant", "content": f"message {n}"}
+
+
+def _expected(messages: list[object]) -> str:
+    """The contract's definition, computed from scratch."""
+    return compose.prefix_fingerprint([compose.message_digest(m) for m in messages[:-1]])
+
+
+@pytest.fixture
+def digested(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every message the cache digests, in order."""
+    seen: list[object] = []
+
+    def digest(message: object) -> bytes:
+        seen.append(message)
+        return compose.message_digest(message)
+
+    monkeypatch.setattr(_digests, "message_digest", digest)
+    return seen
+
+
+def test_each_path_gives_the_contracts_value(digested: list[object]) -> None:
+    """Cold, resent, extended, cut and branched transcripts all fingerprint as ``compose.prefix_fingerprint`` says."""
+    cache = DigestCache()
+    base: list[object] = [_message(n) for n in range(6)]
+    cases = [  # with how many messages each digests
+        (base, 6),  # cold
+        (list(base), 0),  # resent: the same objects in a new list
+        ([*base, _message(6), _message(7)], 2),  # extended
+        (base[:3], 3),  # cut: no remembered transcript is a prefix of it
+        ([*base[:4], _message(40), _message(41)], 3),  # branched: from the cut one, three more
+        ([_message(0), *base[1:]], 6),  # an equal first message, but a new object
+        (base[:1], 1),  # one message: the empty prefix
+    ]
+    for messages, digests in cases:
+        before = len(digested)
+        assert cache.prefix_fingerprint(messages) == _expected(messages)
+        assert len(digested) - before == digests
+
+
+def test_a_growing_conversation_digests_only_its_new_messages(digested: list[object]) -> None:
+    """An agent resending its transcript with one more message each turn: each message object is digested once."""
+    cache = DigestCache()
+    transcript: list[object] = []
+    for n in range(50):
+        transcript.append(_message(n))
+        assert cache.prefix_fingerprint(transcript) == _expected(transcript)
+    assert digested == transcript
+
+
+def test_a_derived_view_reuses_the_callers_digests(digested: list[object]) -> None:
+    """A repaired view (the caller's objects plus a few made for it): only the made ones are digested again."""
+    cache = DigestCache()
+    caller: list[object] = [_message(n) for n in range(10)]
+    for _ in range(3):
+        made = {"role": "tool", "content": "made for this request"}
+        view = [*caller[:4], made, *caller[4:]]
+        assert cache.prefix_fingerprint(view, source=caller) == _expected(view)
+    assert len(digested) == 10 + 3
+
+
+def test_a_view_that_leaves_out_and_moves_messages_keeps_the_value(digested: list[object]) -> None:
+    """A view dropping one caller message and moving another up: the contract's value; only the displaced redigested."""
+    cache = DigestCache()
+    c: list[object] = [_message(n) for n in range(10)]
+    view = [c[0], c[1], c[3], c[4], c[7], c[5], c[6], c[8], c[9], {"role": "user", "content": "last"}]
+    for _ in range(2):
+        assert cache.prefix_fingerprint(view, source=c) == _expected(view)
+    assert len(digested) == 10 + 2 * 2  # the caller's ten once; c[5] and c[6], stepped past by the move, each call
+
+
+def test_derived_views_do_not_push_out_the_callers_transcripts() -> None:
+    """Views are never remembered: a caller transcript stays found after many other requests' views."""
+    cache = DigestCache(slots=2)
+    first: list[object] = [_message(n) for n in range(5)]
+    other: list[object] = [_message(100 + n) for n in range(5)]
+    cache.prefix_fingerprint(first)
+    cache.prefix_fingerprint(other)
+    for _ in range(5):
+        cache.prefix_fingerprint([*other, {"role": "tool", "content": "made"}], source=other)
+    assert cache.prefix_fingerprint(first) == _expected(first)
+    assert [e.messages for e in cache._recent] == [tuple(other), tuple(first)]
+
+
+def test_the_span_carries_the_prefix_fingerprint_of_what_was_sent(instrument: Instrument) -> None:
+    """On a repaired request, the span's prefix fingerprint is that of the repaired messages that were sent."""
+    otel = instrument()
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    broken: list[object] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "user", "content": "next"},
+    ]
+    view = _law.ensure_tool_turn_invariants(broken, lane="openai.chat_completions").messages
+    wire = Wire()
+    client = wire.openai()
+    for _ in range(2):
+        client.chat.completions.create(model=MODEL, messages=broken)
+    assert [len(wire.body(i)["messages"]) for i in range(2)] == [4, 4]  # the closing result was added
+    fingerprints = [s.attributes[names.FINGERPRINT_PREFIX] for s in otel.call_spans() if s.attributes]
+    assert fingerprints == [_expected(list(view))] * 2
