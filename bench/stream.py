@@ -4,9 +4,12 @@ For each lane, a 5,000-event stream is served by the HTTP client's mock transpor
 the real SDK client iterates it with ``stream=True`` — alone, with the lane's observer fed every
 event (and finished at the end), and with a do-nothing callback as the control. Each round runs
 the three back to back in a rotating order so drift hits all alike; the ratio is the median
-with the observer over the median alone, and the control's ratio shows the noise floor. The
-observer's own cost is also timed alone, on the SDK's event objects. Run:
-``python bench/stream.py [--rounds N]``.
+with the observer over the median alone, and the control's ratio shows the noise floor; the
+paired ratio is the median, over rounds, of each round's own ratio (what drift between rounds
+leaves alone). The observer's own cost is also timed alone, on the SDK's event objects, beside
+its cost in situ (the difference of the medians, per event): interleaved with the SDK's work,
+the same instructions cost several times more than in a loop of their own. Run:
+``python -m bench.stream [--rounds N] [--cpu]``.
 """
 
 from __future__ import annotations
@@ -276,6 +279,11 @@ def ratio(base: list[float], other: list[float], pick: Callable[[list[float]], f
     return pick(other) / pick(base)
 
 
+def paired(base: list[float], other: list[float]) -> float:
+    """The median over rounds of each round's ratio (the two runs of a round are adjacent in time)."""
+    return statistics.median(o / b for o, b in zip(other, base, strict=True))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=21)
@@ -288,7 +296,8 @@ def main() -> None:
         CLOCK[0] = time.process_time
     print(
         f"{'lane':<24}{'events':>7}{'SDK alone':>11}{'SDK+observer':>14}{'ratio':>7}{'control':>9}"
-        f"{'ratio(min)':>12}{'control(min)':>14}{'observer/event':>16}{'observer/SDK':>14}"
+        f"{'paired':>8}{'ratio(min)':>12}{'control(min)':>14}{'in situ/event':>15}{'observer/event':>16}"
+        f"{'observer/SDK':>14}"
     )
     for lane, frames_of in FRAMES.items():
         stream = iterator_for(lane, sse(lane, frames_of()))
@@ -299,17 +308,19 @@ def main() -> None:
         count = len(events)
         own = statistics.median(observer_alone(lane, events) for _ in range(rounds))
         base = statistics.median(alone)
+        in_situ = (statistics.median(observed) - base) / count
         print(
             f"{lane:<24}{count:>7}{base * 1e3:>9.1f}ms{statistics.median(observed) * 1e3:>12.1f}ms"
             f"{ratio(alone, observed, statistics.median):>7.3f}{ratio(alone, control, statistics.median):>9.3f}"
-            f"{ratio(alone, observed, min):>12.3f}{ratio(alone, control, min):>14.3f}"
-            f"{own / count * 1e6:>13.2f} µs{own / base:>13.1%}"
+            f"{paired(alone, observed):>8.3f}{ratio(alone, observed, min):>12.3f}{ratio(alone, control, min):>14.3f}"
+            f"{in_situ * 1e6:>12.2f} µs{own / count * 1e6:>13.2f} µs{own / base:>13.1%}"
         )
     print(
         f"{rounds} rounds ({CLOCK[0].__name__}). ratio: median SDK+observer / median SDK alone; control: the same"
-        " with a do-nothing callback instead of the observer (the noise floor of this machine); (min): fastest"
-        " rounds instead of medians; observer/event and observer/SDK: the observer alone (median), fed the SDK's"
-        " own event objects."
+        " with a do-nothing callback instead of the observer (the noise floor of this machine); paired: the median"
+        " of each round's own ratio; (min): fastest rounds instead of medians; in situ/event: (median SDK+observer"
+        " - median SDK alone) / events; observer/event and observer/SDK: the observer alone (median), fed the"
+        " SDK's own event objects."
     )
 
 

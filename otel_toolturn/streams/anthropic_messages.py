@@ -26,7 +26,9 @@ from otel_toolturn.streams._report import StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
+    TEXT_BATCH,
     CallSlot,
+    Getter,
     ObserverBase,
     field,
     int_or_none,
@@ -60,63 +62,79 @@ class AnthropicMessagesObserver(ObserverBase):
         self._stop_closed = False
 
     def feed(self, event: object) -> None:
-        """Read one event; never alters it, never raises."""
-        self._events += 1
+        """Read one event; never alters it, never raises.
+
+        An event is counted once: by the fragment it kept, when it kept one (a text held for the
+        repetition poll, an argument fragment in its call slot: ``finish`` counts those), else here.
+        """
         try:
-            if type(event) is not dict and not self._ended:
-                # The hot path: a text or argument fragment of an SDK event object, read with plain
-                # attribute access (cheaper than ``getattr`` with a default, on pydantic objects
-                # above all). An object without one of these attributes raises ``AttributeError``
-                # before anything is kept, and the general reading below reads it again.
+            if not self._ended:
+                # The hot path: a text or argument fragment in the SDK's event object, nearly every
+                # event of a stream. Between two events the SDK's own work evicts the interpreter's
+                # state (caches, branch history), so each bytecode here costs several times what it
+                # costs in a loop of its own: this path runs as few as it can. Plain attribute reads
+                # (no ``getattr`` default, no type check first: a dict or a raw data string has no
+                # ``type`` attribute either); the call slot by subscript; the fragment kept as it
+                # came (what is not a string is left out later, by ``_poll_texts`` and
+                # ``CallSlot.text``) and counted by ``finish``. A frame that cannot be read this way
+                # raises ``AttributeError`` or ``KeyError`` before anything is kept (``list.append``
+                # and ``_poll_texts`` raise neither) and is read again the general way, by ``_read``.
                 try:
                     if event.type == "content_block_delta":  # type: ignore[attr-defined]
                         delta = event.delta  # type: ignore[attr-defined]
                         delta_kind = delta.type
                         if delta_kind == "text_delta":
-                            text = delta.text
-                            if type(text) is str:
-                                self._poll.feed(text)
+                            texts = self._texts  # ``_hold_text``, inline
+                            texts.append(delta.text)
+                            if len(texts) >= TEXT_BATCH:
+                                self._poll_texts()
                             return
                         if delta_kind == "input_json_delta":
-                            slot = self._slots.get(event.index)  # type: ignore[attr-defined]
-                            part = delta.partial_json
-                            if slot is not None and type(part) is str:
-                                slot.parts.append(part)
+                            self._slots[event.index].parts.append(delta.partial_json)  # type: ignore[attr-defined]
                             return
-                except AttributeError:
+                except (AttributeError, KeyError):
                     pass
-            self._read(event)
+            if not self._read(event):
+                self._events += 1
         except _READ_ERRORS:
+            self._events += 1
             self._unread += 1
 
-    def _read(self, event: object) -> None:
-        """Read one event the general way: ``dict.get`` on a dict, ``getattr`` (absent: ``None``) on anything else."""
+    def _read(self, event: object) -> bool:
+        """Read one event the general way: ``dict.get`` on a dict, ``getattr`` on an object.
+
+        Returns whether the event kept a fragment (which then counts it: see ``feed``).
+        """
         cls = type(event)
         if cls is str or cls is bytes:
             event = self._decode(event)  # type: ignore[arg-type]
             if event is None:
-                return
+                return False
             get = DICT_GET
         else:
             get = DICT_GET if cls is dict else ATTR_GET
         kind = get(event, "type", None)
         if kind == "content_block_delta":
-            if self._ended:
-                self._ledger.note("content", kind)
-                return
-            delta = get(event, "delta", None)
-            delta_kind = get(delta, "type", None)
-            if delta_kind == "text_delta":
-                text = get(delta, "text", None)
-                if type(text) is str:
-                    self._poll.feed(text)
-            elif delta_kind == "input_json_delta":
-                slot = self._slots.get(get(event, "index", None))
-                part = get(delta, "partial_json", None)
-                if slot is not None and type(part) is str:
-                    slot.parts.append(part)
-        else:
-            self._read_other(kind, event)
+            return self._read_fragment(get, kind, event)
+        self._read_other(kind, event)
+        return False
+
+    def _read_fragment(self, get: Getter, kind: object, event: object) -> bool:
+        """A ``content_block_delta`` read the general way: the fragment kept (``True``), or refused after the end."""
+        if self._ended:
+            self._ledger.note("content", kind)
+            return False
+        delta = get(event, "delta", None)
+        delta_kind = get(delta, "type", None)
+        if delta_kind == "text_delta":
+            self._hold_text(get(delta, "text", None))
+            return True
+        if delta_kind == "input_json_delta":
+            slot = self._slots.get(get(event, "index", None))
+            if slot is not None:
+                slot.parts.append(get(delta, "partial_json", None))
+                return True
+        return False
 
     def _read_other(self, kind: object, event: object) -> None:
         if kind == "content_block_start":
@@ -186,8 +204,10 @@ class AnthropicMessagesObserver(ObserverBase):
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
+        slots = [*self._replaced, *self._slots.values()]
         return self._report(
-            slots=[*self._replaced, *self._slots.values()],
+            slots=slots,
+            kept=sum(len(slot.parts) for slot in slots),
             closed_of=_closed,
             finish_reasons=(self._stop,) if self._stop is not None else (),
             cap_stop=self._stop == CAP_STOP,
