@@ -65,6 +65,7 @@ from otel_toolturn._view import (
     Call,
     Emitted,
     LaneAdapter,
+    Survey,
     Turn,
     View,
 )
@@ -161,7 +162,22 @@ def ensure_tool_turn_invariants(
             f"{lane} expects a list of messages, got {type(messages).__name__!r}; "
             "materialise an iterator with list() first"
         )
-    survey = adapter.survey(messages)
+    return restore_surveyed(adapter, messages, adapter.survey(messages), prior_messages, chained=chained)
+
+
+def restore_surveyed(
+    adapter: LaneAdapter,
+    messages: Sequence[object],
+    survey: Survey | None,
+    prior_messages: Iterable[object] | None = None,
+    *,
+    chained: bool = False,
+) -> ToolTurnView:
+    """The law on ``messages`` given the lane's survey of them (``adapter.survey(messages)``, or an equal one).
+
+    The one place a survey becomes a view: ``None`` reads the whole list; a survey with nothing
+    dirty returns the very same list; otherwise only the dirty spans are read.
+    """
     if survey is None:
         spans = [(0, len(messages))]
     elif not survey.dirty:
