@@ -261,10 +261,7 @@ class ObserverBase:
         counted here (``_hold_text`` does not count it).
         """
         texts = self._texts
-        feed = self._poll.feed
-        for text in texts:
-            if type(text) is str:
-                feed(text)
+        self._poll.feed_many(texts)
         self._events += len(texts)
         texts.clear()
 
