@@ -7,11 +7,16 @@ with a batch processor, a meter provider and a logger provider, all exporting to
 
 Calls, over a mock transport of the SDK's own HTTP client (no network):
 
-- ``chat 2,000 msgs``: ``chat.completions.create`` with a 2,000-message transcript (tool rounds);
-- ``chat 2,000 msgs, broken``: the same with missing and late results (otel-toolturn repairs it);
+- ``chat 2,000 msgs``: ``chat.completions.create`` in a conversation of 2,000 messages (tool
+  rounds) that grows by one round (user, assistant call, result) per call, resent as the same
+  message objects, as an agent does (``Conversation``); it starts over after 100 rounds;
+- ``chat 2,000 msgs, cold``: a 2,000-message transcript of new message objects on every call, as
+  a framework that rebuilds its dicts sends it;
+- ``chat 2,000 msgs, broken``: the growing conversation with missing results (otel-toolturn
+  repairs it on every call);
 - ``chat stream 5,000``: ``chat.completions.create(stream=True)`` read to the end, 5,000 chunks;
-- ``anthropic 2,000 msgs`` / ``anthropic 2,000 msgs, broken`` / ``anthropic stream 5,000``: the
-  same through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI).
+- ``anthropic 2,000 msgs`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
+  through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI).
 
 Variants: ``otel-toolturn``; ``otel-genai`` (``opentelemetry-instrumentation-genai-openai``, or
 ``-openai-v2``); ``openllmetry`` (``opentelemetry-instrumentation-openai`` from traceloop), each
@@ -19,9 +24,10 @@ with its default settings. A variant whose package is not installed is reported 
 
 Run: ``python -m bench.overhead`` (``--quick`` for fewer rounds). ``--split`` instead prints where
 otel-toolturn's own time goes on each 2,000-message call, with the SDK call itself stubbed out:
-the law (its clean scan), the strip rule, the request receipt (prefix fingerprint; system-prompt
-pieces and fingerprints), the telemetry (span, metrics, events, the response check) and the
-rest, in microseconds of this thread's CPU time per call (the best of many repeats).
+the transcript memo (its check of the remembered messages and the rules on the new ones), the law
+given the survey, the strip rule, the request receipt (prefix fingerprint; system-prompt pieces
+and fingerprints), the telemetry (span, metrics, events, the response check) and the rest, in
+microseconds of this thread's CPU time per call (the median over a growing conversation's calls).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import argparse
 import gc
 import importlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +57,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from otel_toolturn.instrument import ToolTurnInstrumentor
+from otel_toolturn.instrument._config import resolve_options
 
 VARIANTS: Final = ("otel-toolturn", "otel-genai", "openllmetry")
 MODEL: Final = "model-a"
@@ -103,6 +111,99 @@ def anthropic_transcript(size: int, *, broken: bool = False) -> list[dict[str, A
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn - 1}", "content": "x"}]}
         )
     return out
+
+
+ROUNDS: Final = 100
+"""How many rounds a growing conversation takes before it starts over (its first call is then cold)."""
+
+COPIES: Final = 20
+"""How many rebuilt copies of a cold transcript take turns: more than the memo remembers."""
+
+
+def chat_round(turn: int) -> list[dict[str, Any]]:
+    """One Chat round of a growing conversation: the user asks, the assistant calls a tool, its result."""
+    call = f"call_more_{turn}"
+    return [
+        {"role": "user", "content": f"And file {turn}?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call, "type": "function", "function": {"name": "read", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": call, "content": f"contents of more file {turn} " * 4},
+    ]
+
+
+def anthropic_round(turn: int) -> list[dict[str, Any]]:
+    """One Anthropic round of a growing conversation: the user asks, the assistant calls a tool, its result."""
+    call = f"toolu_more_{turn}"
+    return [
+        {"role": "user", "content": f"And file {turn}?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "read", "input": {"n": turn}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"more {turn} " * 4}]},
+    ]
+
+
+class Conversation:
+    """A transcript as an agent sends it: one round longer on every call, the same message objects resent.
+
+    ``next()`` is the transcript of the next call (a new list of the same objects plus one more
+    round). After ``ROUNDS`` rounds it starts over from the first transcript, so a run of any
+    length stays near its size; the call that starts over is read cold.
+    """
+
+    def __init__(self, base: list[dict[str, Any]], rounds: list[list[dict[str, Any]]]) -> None:
+        self._base = base
+        self._rounds = rounds
+        self._at = 0
+
+    def next(self) -> list[dict[str, Any]]:
+        """The transcript of the next call."""
+        if self._at == len(self._rounds):
+            self._at = 0
+        self._at += 1
+        return self._base + [m for r in self._rounds[: self._at] for m in r]
+
+
+class Rebuilt:
+    """A transcript as a framework that rebuilds its dicts sends it: new message objects on every call.
+
+    ``COPIES`` copies are made ahead and take turns, more than the memo remembers, so no call finds
+    its transcript remembered.
+    """
+
+    def __init__(self, base: list[dict[str, Any]]) -> None:
+        self._copies = [[_rebuilt(m) for m in base] for _ in range(COPIES)]
+        self._at = 0
+
+    def next(self) -> list[dict[str, Any]]:
+        """The transcript of the next call: the next copy."""
+        self._at = (self._at + 1) % len(self._copies)
+        return self._copies[self._at]
+
+
+def _rebuilt(message: dict[str, Any]) -> dict[str, Any]:
+    """A new message object equal to ``message``, its lists new too (as a framework's serialiser makes them)."""
+    return {
+        k: [dict(b) if isinstance(b, dict) else b for b in v] if isinstance(v, list) else v for k, v in message.items()
+    }
+
+
+def transcripts(lane: str) -> dict[str, Conversation | Rebuilt]:
+    """The three 2,000-message transcripts of a lane: growing, cold, broken (growing)."""
+    if lane == "chat":
+        base, broken, make = chat_transcript(MESSAGES, broken=False), chat_transcript(MESSAGES, broken=True), chat_round
+    else:
+        base, broken, make = (
+            anthropic_transcript(MESSAGES),
+            anthropic_transcript(MESSAGES, broken=True),
+            anthropic_round,
+        )
+    return {
+        "": Conversation(base, [make(n) for n in range(ROUNDS)]),
+        ", cold": Rebuilt(base),
+        ", broken": Conversation(broken, [make(n) for n in range(ROUNDS)]),
+    }
 
 
 def chat_json() -> bytes:
@@ -239,19 +340,22 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
             transport=httpx2.MockTransport(lambda _r: httpx2.Response(200, content=body, headers=headers))
         )
 
+    def chat_call(source: Conversation | Rebuilt) -> Call:
+        return lambda: chat.chat.completions.create(model=MODEL, messages=source.next())
+
+    def anthropic_call(source: Conversation | Rebuilt) -> Call:
+        return lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=source.next())
+
     chat: Any = openai.OpenAI(api_key="k", http_client=client(chat_json(), "json"), max_retries=0)
     chat_stream: Any = openai.OpenAI(api_key="k", http_client=client(chat_sse(EVENTS), "sse"), max_retries=0)
-    clean = chat_transcript(MESSAGES, broken=False)
-    broken = chat_transcript(MESSAGES, broken=True)
-    n = 1
+    short = chat_transcript(3, broken=False)
     calls: dict[str, tuple[Call, int]] = {
-        "chat 2,000 msgs": (lambda: chat.chat.completions.create(model=MODEL, messages=clean), n),
-        "chat 2,000 msgs, broken": (lambda: chat.chat.completions.create(model=MODEL, messages=broken), n),
-        "chat stream 5,000": (
-            lambda: _drain(chat_stream.chat.completions.create(model=MODEL, messages=clean[:3], stream=True)),
-            1,
-        ),
+        f"chat 2,000 msgs{suffix}": (chat_call(source), 1) for suffix, source in transcripts("chat").items()
     }
+    calls["chat stream 5,000"] = (
+        lambda: _drain(chat_stream.chat.completions.create(model=MODEL, messages=short, stream=True)),
+        1,
+    )
     if openai_only:
         return calls
     telemetry_off: Any = {"traces": {"enabled": False}}
@@ -261,18 +365,12 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
     ant_stream: Any = anthropic.Anthropic(
         api_key="k", http_client=client(anthropic_sse(EVENTS), "sse"), max_retries=0, open_telemetry=telemetry_off
     )
-    transcript = anthropic_transcript(MESSAGES)
-    broken_transcript = anthropic_transcript(MESSAGES, broken=True)
-    calls["anthropic 2,000 msgs"] = (
-        lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=transcript),
-        3 if quick else 10,
-    )
-    calls["anthropic 2,000 msgs, broken"] = (
-        lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=broken_transcript),
-        3 if quick else 10,
-    )
+    count = 3 if quick else 10
+    for suffix, source in transcripts("anthropic").items():
+        calls[f"anthropic 2,000 msgs{suffix}"] = (anthropic_call(source), count)
+    first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (
-        lambda: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=transcript[:1], stream=True)),
+        lambda: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=first, stream=True)),
         1,
     )
     return calls
@@ -307,6 +405,9 @@ def child(variant: str, *, quick: bool) -> dict[str, Any]:
     if found is None:
         return {"variant": variant, "package": "not installed", "before": {}, "ratio": {}}
     instrumentor, package = found
+    # One options object for every round, as an application instruments once: otel-toolturn's
+    # transcript memo belongs to the options it was instrumented with.
+    settings: dict[str, Any] = {"options": resolve_options(environ=os.environ)} if variant == "otel-toolturn" else {}
     rounds = 3 if quick else 11
     before: dict[str, float] = {}
     ratio: dict[str, float] = {}
@@ -316,13 +417,13 @@ def child(variant: str, *, quick: bool) -> dict[str, Any]:
         ratios: list[float] = []
         for index in range(rounds):
             if index % 2:
-                instrumentor.instrument()
+                instrumentor.instrument(**settings)
                 instrumented = _once(call, count)
                 instrumentor.uninstrument()
                 uninstrumented = _once(call, count)
             else:
                 uninstrumented = _once(call, count)
-                instrumentor.instrument()
+                instrumentor.instrument(**settings)
                 instrumented = _once(call, count)
                 instrumentor.uninstrument()
             plain.append(uninstrumented)
@@ -332,35 +433,17 @@ def child(variant: str, *, quick: bool) -> dict[str, Any]:
     return {"variant": variant, "package": package, "before": before, "ratio": ratio}
 
 
-def _best_us(calls: dict[str, Call], count: int, repeats: int) -> dict[str, float]:
-    """Microseconds of this thread's CPU time per call of each: the best of ``repeats`` interleaved runs of ``count``.
-
-    Interleaved (every call once per repeat, in turn), so a burst of load elsewhere falls on all alike.
-    """
-    best = dict.fromkeys(calls, float("inf"))
-    for _ in range(repeats):
-        for name, call in calls.items():
-            gc.collect()
-            gc.disable()
-            try:
-                started = time.thread_time_ns()
-                for _ in range(count):
-                    call()
-                best[name] = min(best[name], (time.thread_time_ns() - started) / count / 1000)
-            finally:
-                gc.enable()
-    return best
+SPLIT: Final = ("total", "memo", "law", "strip", "receipt: prefix", "receipt: system", "telemetry", "rest")
 
 
-SPLIT: Final = ("total", "law", "strip", "receipt: prefix", "receipt: system", "telemetry", "rest")
-
-
-def _split_row(resource: object, reply: object, kwargs: dict[str, Any], *, quick: bool) -> dict[str, float]:
-    """One call's split (see ``split``)."""
-    from otel_toolturn import _law, compose  # noqa: PLC0415 - only the split reads the internals
+def _split_row(
+    resource: object, reply: object, extra: dict[str, Any], sources: tuple[Any, Any], *, quick: bool
+) -> dict[str, float]:
+    """One call's split (see ``split``): ``sources`` give the transcripts, one for the phases, one for ``total``."""
+    from otel_toolturn import compose  # noqa: PLC0415 - only the split reads the internals
     from otel_toolturn.instrument import _patches  # noqa: PLC0415
     from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
-    from otel_toolturn.instrument._request import DIGESTS, prepare_request  # noqa: PLC0415
+    from otel_toolturn.instrument._request import MEMO, prepare_request  # noqa: PLC0415
 
     telemetry = _patches.STATE.telemetry
     if telemetry is None:
@@ -369,46 +452,56 @@ def _split_row(resource: object, reply: object, kwargs: dict[str, Any], *, quick
     target = next(t for t in _patches.TARGETS if t.lane == lane and t.method == "create" and not t.is_async)
     lane, provider = target.lane, target.provider
     wrapper = _patches._wrapper_for(target)
-    messages = kwargs["messages"]
-    view = _law.ensure_tool_turn_invariants(messages, lane=lane)
-    sent = compose.strip_framework_fields(view.messages)
-    request = {**kwargs, "messages": sent}
-    prepared = prepare_request(kwargs, lane=lane, options=telemetry.options, scope=None, receipt=True)
+    phases, calls = sources
+    steps = 20 if quick else 150
+    clock = time.thread_time_ns
+    times: dict[str, list[float]] = {name: [] for name in SPLIT if name != "rest"}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(steps):
+            kwargs = {"model": MODEL, **extra, "messages": calls.next()}
+            started = clock()
+            wrapper(lambda *_a, **_k: reply, resource, (), kwargs)
+            times["total"].append(clock() - started)
 
-    def total() -> object:
-        return wrapper(lambda *_a, **_k: reply, resource, (), kwargs)
+            messages = phases.next()
+            request = {"model": MODEL, **extra, "messages": messages}
+            started = clock()
+            known = MEMO.recall(messages, lane=lane, owner=telemetry.options)
+            memo = clock()
+            if known is None:
+                raise RuntimeError("the memo did not take a plain transcript")
+            view = known.view(messages, chained=False)
+            law = clock()
+            sent = known.strip(messages, view)
+            strip = clock()
+            fingerprint = known.prefix_fingerprint(sent, messages, view)
+            prefix = clock()
+            pieces = compose.system_prompt_pieces(request, lane=lane, transcript=known.pieces)
+            system = tuple(compose.fingerprint(p.raw_content) for p in compose.contributing_pieces(pieces))
+            done = clock()
+            del fingerprint, system
+            for name, took in (
+                ("memo", memo - started),
+                ("law", law - memo),
+                ("strip", strip - law),
+                ("receipt: prefix", prefix - strip),
+                ("receipt: system", done - prefix),
+            ):
+                times[name].append(took)
 
-    def law() -> object:
-        return _law.ensure_tool_turn_invariants(messages, lane=lane)
-
-    def strip() -> object:
-        return compose.strip_framework_fields(view.messages)
-
-    def prefix() -> object:
-        return DIGESTS.prefix_fingerprint(sent, source=messages)
-
-    def system() -> object:
-        pieces = compose.contributing_pieces(compose.system_prompt_pieces(request, lane=lane))
-        return tuple(compose.fingerprint(p.raw_content) for p in pieces)
-
-    def record() -> None:
-        one = CallRecord(telemetry, lane=lane, provider=provider, requested_model=MODEL, server_address="h")
-        with one.current():
-            pass
-        one.request(prepared)
-        one.response(reply)
-
-    total()
-    count, repeats = (5, 5) if quick else (10, 30)
-    pieces: dict[str, Call] = {
-        "total": total,
-        "law": law,
-        "strip": strip,
-        "receipt: prefix": prefix,
-        "receipt: system": system,
-        "telemetry": record,
-    }
-    row = _best_us(pieces, count, repeats)
+            prepared = prepare_request(request, lane=lane, options=telemetry.options, scope=None, receipt=True)
+            one = CallRecord(telemetry, lane=lane, provider=provider, requested_model=MODEL, server_address="h")
+            started = clock()
+            with one.current():
+                pass
+            one.request(prepared)
+            one.response(reply)
+            times["telemetry"].append(clock() - started)
+    finally:
+        gc.enable()
+    row = {name: statistics.median(values) / 1000 for name, values in times.items()}
     row["rest"] = row["total"] - sum(v for k, v in row.items() if k != "total")
     return row
 
@@ -416,12 +509,14 @@ def _split_row(resource: object, reply: object, kwargs: dict[str, Any], *, quick
 def split(*, quick: bool) -> dict[str, dict[str, float]]:
     """Where otel-toolturn's own time goes on each 2,000-message call, the SDK call stubbed out (µs per call).
 
-    ``total``: the patched method around a stub that returns the SDK's own response object at
-    once. ``law``: ``ensure_tool_turn_invariants`` (its clean scan when nothing needs restoring).
-    ``strip``: the strip rule on the view. ``receipt: prefix``: the prefix fingerprint (digest
-    cache warm, as on a conversation's next turn). ``receipt: system``: the system-prompt pieces
-    and their fingerprints. ``telemetry``: one call's record (span, metric points, events and log
-    records, the whole-response check). ``rest``: ``total`` less the others.
+    Each figure is the median over the calls of a growing conversation (``Conversation``; the cold
+    rows: ``Rebuilt``) of this thread's CPU time. ``total``: the patched method around a stub that
+    returns the SDK's own response object at once. ``memo``: the transcript memo's check of the
+    remembered messages and the rules (survey, strip, system pieces) on the new ones. ``law``: the
+    law given the survey. ``strip``: the strip rule on the view. ``receipt: prefix``: the prefix
+    fingerprint. ``receipt: system``: the system-prompt pieces and their fingerprints.
+    ``telemetry``: one call's record (span, metric points, events and log records, the
+    whole-response check). ``rest``: ``total`` less the others.
     """
     _telemetry()
     telemetry_off: Any = {"traces": {"enabled": False}}
@@ -431,30 +526,20 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
     )
     chat_reply = openai.types.chat.ChatCompletion.model_validate_json(chat_json())
     ant_reply = anthropic.types.Message.model_validate_json(anthropic_json())
-    cases: dict[str, tuple[Any, object, dict[str, Any]]] = {
-        "chat 2,000 msgs": (chat.chat.completions, chat_reply, {"messages": chat_transcript(MESSAGES, broken=False)}),
-        "chat 2,000 msgs, broken": (
-            chat.chat.completions,
-            chat_reply,
-            {"messages": chat_transcript(MESSAGES, broken=True)},
-        ),
-        "anthropic 2,000 msgs": (
-            ant.messages,
-            ant_reply,
-            {"max_tokens": 8, "messages": anthropic_transcript(MESSAGES)},
-        ),
-        "anthropic 2,000 msgs, broken": (
-            ant.messages,
-            ant_reply,
-            {"max_tokens": 8, "messages": anthropic_transcript(MESSAGES, broken=True)},
-        ),
-    }
+    cases: dict[str, tuple[Any, object, dict[str, Any], tuple[Any, Any]]] = {}
+    for lane, resource, reply, extra in (
+        ("chat", chat.chat.completions, chat_reply, {}),
+        ("anthropic", ant.messages, ant_reply, {"max_tokens": 8}),
+    ):
+        phases, calls = transcripts(lane), transcripts(lane)
+        for suffix in phases:
+            cases[f"{lane} 2,000 msgs{suffix}"] = (resource, reply, extra, (phases[suffix], calls[suffix]))
     instrumentor = ToolTurnInstrumentor()
     instrumentor.instrument()
     try:
         return {
-            name: _split_row(resource, reply, {"model": MODEL, **extra}, quick=quick)
-            for name, (resource, reply, extra) in cases.items()
+            name: _split_row(resource, reply, extra, sources, quick=quick)
+            for name, (resource, reply, extra, sources) in cases.items()
         }
     finally:
         instrumentor.uninstrument()
@@ -469,10 +554,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.split:
         rows = split(quick=args.quick)
         width = max(len(n) for n in rows) + 2
-        print("otel-toolturn's own time per call, SDK call stubbed: µs of thread CPU time, best of repeats.\n")
-        print(f"{'call':<{width}}" + "".join(f"{k:>17}" for k in SPLIT))
+        print("otel-toolturn's own time per call, SDK call stubbed: µs of thread CPU time, median over calls.\n")
+        print(f"{'call':<{width}}" + "".join(f"{k:>16}" for k in SPLIT))
         for name, cells in rows.items():
-            print(f"{name:<{width}}" + "".join(f"{cells[k]:>17.0f}" for k in SPLIT))
+            print(f"{name:<{width}}" + "".join(f"{cells[k]:>16.0f}" for k in SPLIT))
         return
     if args.child:
         print(json.dumps(child(args.child, quick=args.quick)))

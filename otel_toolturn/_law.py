@@ -39,10 +39,13 @@ same output in every process.
 
 Cost: one survey per lane scans the list once and cuts it into segments (a turn, or any other
 item, with the results recorded right after it). It marks a segment dirty when something in it
-breaks the law, or when a result elsewhere answers its turn. Only the dirty segments are read into
-the neutral view; the law runs on them (a break between two spans resets adjacency, as the clean
-item that stood there did) and the rest of the list is carried as slices. A list whose survey finds
-an item it cannot read, or (Anthropic, Responses) an id reused across turns, is read whole.
+breaks the law, or when a result elsewhere answers its turn. Only the dirty segments are read; the
+law runs on them (a break between two spans resets adjacency, as the clean item that stood there
+did) and the rest of the list is carried as slices, joined last. Dirty spans of a plain shape (every
+result answers a call of the nearest turn before it, once, from an item holding only results; no
+call id recurs across the spans) are read the quick way: each turn's batch is written straight out,
+with no view built. Any other shape is read into the neutral view. A list whose survey finds an
+item it cannot read, or (Anthropic, Responses) an id reused across turns, is read whole.
 
 Bad input: a list that is not a sequence, or a call whose id cannot be read, raises
 ``ToolTurnInputError`` naming the position; a result whose id cannot be read answers nothing and
@@ -117,6 +120,19 @@ class ToolTurnView:
         return any(r.lossy for r in self.repairs)
 
 
+def _repair(form: RepairForm, call_ids: tuple[str, ...], *, before_run: bool = False) -> ToolTurnRepair:
+    """The value ``ToolTurnRepair(form=..., tool_call_ids=..., before_run=...)``, its slots set directly.
+
+    The request path makes one per repaired turn; the frozen dataclass's keyword ``__init__`` costs
+    three times as much for the same value.
+    """
+    repair = object.__new__(ToolTurnRepair)
+    object.__setattr__(repair, "form", form)
+    object.__setattr__(repair, "tool_call_ids", call_ids)
+    object.__setattr__(repair, "before_run", before_run)
+    return repair
+
+
 _Note = Callable[[int, RepairForm, str], None]
 """Records that ``form`` was restored for ``call_id`` on the turn at unit index ``turn_index``."""
 
@@ -176,7 +192,8 @@ def restore_surveyed(
     """The law on ``messages`` given the lane's survey of them (``adapter.survey(messages)``, or an equal one).
 
     The one place a survey becomes a view: ``None`` reads the whole list; a survey with nothing
-    dirty returns the very same list; otherwise only the dirty spans are read.
+    dirty returns the very same list; otherwise only the dirty spans are read (the quick way when
+    their shape is plain, see ``_restore_quick``).
     """
     if survey is None:
         spans = [(0, len(messages))]
@@ -184,7 +201,12 @@ def restore_surveyed(
         return ToolTurnView(messages=messages, repairs=())
     else:
         spans = survey.spans(len(messages))
-    return _restore(adapter, messages, spans, prior_messages, chained=chained)
+    prior = {id(m) for m in prior_messages} if prior_messages is not None else None
+    if survey is not None:
+        quick = _restore_quick(adapter, messages, spans, prior, chained=chained)
+        if quick is not None:
+            return quick
+    return _restore_read(adapter, messages, spans, prior, chained=chained)
 
 
 def _restore(
@@ -195,10 +217,122 @@ def _restore(
     *,
     chained: bool,
 ) -> ToolTurnView:
-    """The law on the ``spans`` of ``messages`` (the segments that need it); the rest is carried as it stands."""
+    """The law on the ``spans`` of ``messages`` (the segments that need it); the rest is carried as it stands.
+
+    Always reads the spans into the neutral view: the reading the quick one must equal.
+    """
+    prior = {id(m) for m in prior_messages} if prior_messages is not None else None
+    return _restore_read(adapter, messages, spans, prior, chained=chained)
+
+
+def _restore_quick(
+    adapter: LaneAdapter,
+    messages: Sequence[object],
+    spans: list[tuple[int, int]],
+    prior: set[int] | None,
+    *,
+    chained: bool,
+) -> ToolTurnView | None:
+    """The law on ``spans`` read the quick way (``adapter.read_quick``); ``None`` when one needs the full reading.
+
+    Quick: every span is plain and no call id recurs in the spans, so no result answers a turn of
+    another span and the only repairs are ``trailing_text``, ``late_result``, ``missing_result`` and
+    ``orphan_result`` (a result ahead of a span's first turn). Gives exactly what ``_restore`` gives.
+    """
+    called: set[str] = set()
+    repairs: list[ToolTurnRepair] = []
+    orphans: list[str] = []
+    pieces: list[list[object]] = []
+    for start, stop in spans:
+        stretch = adapter.read_quick(messages, start, stop)
+        if stretch is None:
+            return None
+        wire: list[object] = []
+        pieces.append(wire)
+        lead, lead_ids, batches = stretch
+        for item, answers in zip(lead, lead_ids, strict=True) if lead else ():
+            if answers is None:
+                wire.append(item)
+                continue
+            if not called.isdisjoint(answers):
+                return None  # it answers a turn of an earlier span
+            if not chained or None in answers:
+                if chained and any(answers):
+                    return None  # kept and left-out results in one item
+                for answer in answers:
+                    if (answer or "") not in orphans:
+                        orphans.append(answer or "")
+            else:
+                wire.append(item)
+        for batch in batches:
+            call_ids = batch.call_ids
+            if not called.isdisjoint(call_ids):
+                return None  # an id reused across turns
+            called.update(call_ids)
+            answered = batch.answered
+            if batch.trailing:
+                repairs.append(_repair("trailing_text", tuple(call_ids)))
+                refs = batch.call_refs
+                wire += adapter.write_turn(
+                    batch.items, batch.position, list(zip(refs, refs, strict=True)), trailing=True
+                )
+            elif len(answered) == len(call_ids):
+                wire += batch.items
+                wire += batch.placed
+                wire += batch.others
+                continue
+            else:
+                wire += batch.items
+            wire += batch.placed
+            if len(answered) != len(call_ids):
+                late = batch.late
+                results: list[tuple[object, object]] = []
+                moved: list[str] = []
+                missing: list[str] = []
+                synthetic: list[tuple[object, object]] = []
+                for number, call_id in enumerate(call_ids):
+                    if call_id not in answered:
+                        result = late.get(call_id)
+                        if result is not None:
+                            moved.append(call_id)
+                            results.append(result)
+                        else:
+                            missing.append(call_id)
+                            synthetic.append((adapter.synthesize(Call(call_id, batch.call_refs[number])), None))
+                if moved:
+                    repairs.append(_repair("late_result", tuple(moved)))
+                if missing:
+                    results += synthetic
+                    before = prior is not None and any(id(item) in prior for item in batch.items)
+                    repairs.append(_repair("missing_result", tuple(missing), before_run=before))
+                wire += adapter.write_results(results)
+            wire += batch.others
+    if orphans:
+        repairs.append(_repair("orphan_result", tuple(orphans)))
+    if not repairs:
+        return ToolTurnView(messages=messages, repairs=())
+    # The list is put together last, so no collection of young objects has to walk it.
+    whole: list[object] = []
+    carried = 0
+    for (start, stop), piece in zip(spans, pieces, strict=True):
+        whole += messages[carried:start]
+        whole += piece
+        carried = stop
+    whole += messages[carried:]
+    return ToolTurnView(messages=whole, repairs=tuple(repairs))
+
+
+def _restore_read(
+    adapter: LaneAdapter,
+    messages: Sequence[object],
+    spans: list[tuple[int, int]],
+    prior: set[int] | None,
+    *,
+    chained: bool,
+) -> ToolTurnView:
+    """The law on the ``spans`` of ``messages`` read whole into the view (every shape)."""
     view = adapter.read(messages, spans)
     units, kinds, ids = view.units, view.kinds, view.ids
-    prior = {id(m) for m in prior_messages} if prior_messages is not None else None
     per_turn: dict[int, dict[RepairForm, list[str]]] = {}
 
     def note(turn_index: int, form: RepairForm, call_id: str) -> None:
@@ -367,7 +501,8 @@ def _emit_turn(
     assert isinstance(turn, Turn)  # noqa: S101 - only turns reach here; narrows for the type checker
     calls = [adapter.rename_call(s.call, s.new_id) if s.new_id is not None else s.call for s in slots]
     if turn.trailing or len(slots) != len(turn.calls) or any(s.new_id is not None for s in slots):
-        written = adapter.write_turn(turn, [(s.call, c) for s, c in zip(slots, calls, strict=True)])
+        pairs = [(s.call.ref, c.ref) for s, c in zip(slots, calls, strict=True)]
+        written = adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing)
     else:
         written = list(turn.items)  # its calls stand as they are: only its batch changes
     out.items.extend(written)

@@ -141,6 +141,8 @@ class Survey:
     """The positions where a segment begins, ascending (position 0 may be left implicit)."""
     dirty: set[int] = dataclasses.field(default_factory=set)
     """The first positions of the segments the law must read; empty when it would restore nothing."""
+    state: SurveyState | None = None
+    """The scan paused where a survey of a longer list beginning with the same items may resume."""
 
     def spans(self, count: int) -> list[tuple[int, int]]:
         """The dirty segments as ``[start, stop)`` positions, ascending, touching ones merged."""
@@ -157,6 +159,43 @@ class Survey:
 
 
 @dataclass(slots=True)
+class SurveyState:
+    """A lane's survey paused before item ``position``: everything its scan carries from one item to the next.
+
+    Resuming a survey from the state of a scan of ``messages[:position]`` over a list that begins
+    with those very items, unchanged, gives the survey of the whole list. A state never changes
+    once a survey has returned it (its survey shares its lists); resuming works on a ``copy``.
+    """
+
+    position: int = 0
+    """How many leading items the scan has read."""
+    bounds: list[int] = dataclasses.field(default_factory=list)
+    """The segments begun so far (``Survey.bounds``)."""
+    dirty: set[int] = dataclasses.field(default_factory=set)
+    """The segments found dirty so far (``Survey.dirty``, before the last batch is settled)."""
+    owner: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Call id -> the segment of the turn that emitted it."""
+    pending: list[str] = dataclasses.field(default_factory=list)
+    """The calls of the current segment's turn still waiting for their result, in call order."""
+    segment: int = 0
+    """The first position of the current segment."""
+    running: bool = False
+    """Responses: whether the item before ``position`` belongs to a run of calls."""
+
+    def copy(self) -> SurveyState:
+        """A state equal to this one that shares none of its containers."""
+        return SurveyState(
+            position=self.position,
+            bounds=list(self.bounds),
+            dirty=set(self.dirty),
+            owner=dict(self.owner),
+            pending=list(self.pending),
+            segment=self.segment,
+            running=self.running,
+        )
+
+
+@dataclass(slots=True)
 class Emitted:
     """The law's output, as parallel lists: each item, its kind, and (results, parts) its source message.
 
@@ -167,6 +206,36 @@ class Emitted:
     items: list[object] = dataclasses.field(default_factory=list)
     kinds: list[int] = dataclasses.field(default_factory=list)
     sources: list[object] = dataclasses.field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Batch:
+    """One turn of a span read the quick way, with everything recorded after it up to the next turn.
+
+    Only a plain shape reads this way: every result answers a call of this turn, once; a wire item
+    that holds results holds nothing else.
+    """
+
+    position: int
+    items: tuple[object, ...]
+    """The turn's wire items."""
+    call_ids: list[str]
+    call_refs: list[object]
+    """The wire object of each call, in call order."""
+    trailing: bool
+    placed: list[object]
+    """The wire items that stood right after the turn and hold its results, whole, in order."""
+    answered: list[str]
+    """The call ids those items answer."""
+    late: dict[str, tuple[object, object]]
+    """Call id -> (result wire object, the item it stood in), for each result recorded after another item."""
+    others: list[object]
+    """The other wire items after the turn, in order (the items holding late results left out)."""
+
+
+Stretch = tuple[list[object], list[list[str | None] | None], list[Batch]]
+"""A span read the quick way: the wire items ahead of its first turn, the result ids each holds
+(``None``: it holds none), and its turns."""
 
 
 class LaneAdapter(Protocol):
@@ -186,13 +255,30 @@ class LaneAdapter(Protocol):
     def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
         """Cut the ``[start, stop)`` spans of the wire list into units, in order, a ``BREAK`` between spans."""
 
+    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
+        """The ``[start, stop)`` span as turns with what follows each (``Batch``); ``None`` unless its shape is plain.
+
+        Plain: every item a dict the lane knows; every result, with a readable id, answers a call of
+        the nearest turn before it in the span, once (or stands ahead of the span's first turn); an
+        item holding results holds nothing else; no turn repeats a call id.
+        """
+
     def interrupted(self, result: object) -> bool:
         """Whether the result is an interrupted close (it says only that no outcome was recorded)."""
 
-    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
-        """The turn's wire items holding exactly the kept calls, as ``(read, written)`` pairs in call order.
+    def write_turn(
+        self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
+    ) -> list[object]:
+        """The turn's wire ``items`` holding exactly the kept calls, as ``(read, written)`` wire objects in call order.
 
-        Non-call blocks go ahead of the calls; items are the originals where nothing changed.
+        ``position``: where the turn stands; ``trailing``: whether a non-call block stands after its first
+        call. Non-call blocks go ahead of the calls; items are the originals where nothing changed.
+        """
+
+    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
+        """The wire items carrying ``results``, in order, each as ``(result, the wire item it stood in or None)``.
+
+        An item whose results are all there, alone and in order, is that item itself.
         """
 
     def rename_call(self, call: Call, new_id: str) -> Call:

@@ -17,11 +17,13 @@ The rules, each in one function:
   those survivors, in order, so a list of fingerprints and the joined text always agree on which
   piece was at which position. ``system_prompt_pieces`` reads each lane's pieces (Anthropic
   ``system``, Chat system/developer messages, Responses ``instructions`` and system/developer
-  items).
+  items); ``transcript_system_pieces`` reads those of transcript items, so a list read in parts
+  (a remembered prefix, then its new messages) gives the pieces of the whole.
 - **The strip rule** (``strip_framework_fields``): fields that exist for a library and never for
   the model are removed from a message before the request exists. Stripping removes a field,
   never a message: the list keeps its length and order, and a message without such a field is
-  passed on as the very same object (nothing to strip ⇒ the same list object).
+  passed on as the very same object (nothing to strip ⇒ the same list object). It works message by
+  message, so it may run on part of a list.
 - **Fingerprints** (``fingerprint``, ``message_digest``, ``prefix_fingerprint``): a short, stable
   digest of a JSON-shaped value (SDK objects read through their ``model_dump``), for comparing two
   requests piece by piece without recording their content. A message prefix is fingerprinted
@@ -145,12 +147,19 @@ def _text_parts(content: object, source: str) -> list[SystemPromptPiece]:
     return []
 
 
-def system_prompt_pieces(request: Mapping[str, object], *, lane: Lane) -> tuple[SystemPromptPiece, ...]:
+def system_prompt_pieces(
+    request: Mapping[str, object],
+    *,
+    lane: Lane,
+    transcript: Sequence[SystemPromptPiece] | None = None,
+) -> tuple[SystemPromptPiece, ...]:
     """Every system-prompt piece of a request in the lane's own shape, in wire order.
 
     Anthropic: the ``system`` string or each text block of it. Chat Completions: the content of
     each ``system`` or ``developer`` message. Responses: ``instructions``, then each ``system`` or
     ``developer`` message item of ``input``. ``source`` names where each piece sits.
+    ``transcript``: the pieces of the request's messages (``input``) when already read with
+    ``transcript_system_pieces``; otherwise they are read from the request.
     """
     pieces: list[SystemPromptPiece] = []
     if lane == "anthropic.messages":
@@ -158,16 +167,28 @@ def system_prompt_pieces(request: Mapping[str, object], *, lane: Lane) -> tuple[
         return tuple(pieces)
     if lane == "openai.responses":
         pieces.extend(_text_parts(request.get("instructions"), "instructions"))
-        items = request.get("input")
         key = "input"
     else:
-        items = request.get("messages")
         key = "messages"
-    if isinstance(items, Sequence) and not isinstance(items, str):
-        for index, item in enumerate(items):
-            if field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message"):
-                pieces.extend(_text_parts(field(item, "content"), f"{key}.{index}"))
+    if transcript is None:
+        items = request.get(key)
+        if isinstance(items, Sequence) and not isinstance(items, str):
+            transcript = transcript_system_pieces(items, key=key)
+    pieces.extend(transcript or ())
     return tuple(pieces)
+
+
+def transcript_system_pieces(items: Sequence[object], *, key: str, start: int = 0) -> list[SystemPromptPiece]:
+    """The system-prompt pieces of transcript items (Chat ``messages``, Responses ``input``), in order.
+
+    ``items`` stand at positions ``start``, ``start + 1``, ... of the request's ``key`` list, so
+    the pieces of a list read in two parts, concatenated, are the pieces of the whole list.
+    """
+    pieces: list[SystemPromptPiece] = []
+    for index, item in enumerate(items, start):
+        if field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message"):
+            pieces.extend(_text_parts(field(item, "content"), f"{key}.{index}"))
+    return pieces
 
 
 def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
@@ -203,16 +224,34 @@ def _jsonable(value: object) -> object:
     return str(value)
 
 
+_CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
+"""The canonical JSON every fingerprint is taken of: keys sorted, no spaces, text as it is."""
+
+_C_ENCODER: Final = (
+    json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+        None, _jsonable, json.encoder.encode_basestring, None, ":", ",", True, False, True
+    )
+    if json.encoder.c_make_encoder is not None  # type: ignore[attr-defined]
+    else None
+)
+"""``_CANONICAL``'s own C encoder, made once (no check for circular values: they fail either way)."""
+
+
+def _canonical(value: object) -> str:
+    """``value``'s canonical JSON text (``_CANONICAL.encode``)."""
+    if _C_ENCODER is not None:
+        return "".join(_C_ENCODER(value, 0))
+    return _CANONICAL.encode(value)
+
+
 def fingerprint(value: object) -> str:
     """A short stable digest of a JSON-shaped value: the same value gives the same text in every process."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+    return hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def message_digest(message: object) -> bytes:
     """A message's digest (16 bytes of the SHA-256 of its canonical JSON), the unit of ``prefix_fingerprint``."""
-    text = json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
-    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+    return hashlib.sha256(_canonical(message).encode("utf-8")).digest()[:16]
 
 
 def prefix_fingerprint(digests: Sequence[bytes]) -> str:

@@ -22,6 +22,7 @@ from otel_toolturn.compose import (
     tool_choice_none,
     tool_rounds_since_user_text,
     tools_withheld,
+    transcript_system_pieces,
 )
 from tests.transcripts import A, R, U, build, c, t
 
@@ -100,6 +101,26 @@ def test_system_prompt_pieces_per_lane() -> None:
     }
     assert [p.raw_content for p in system_prompt_pieces(responses, lane="openai.responses")] == ["i", "d"]
     assert system_prompt_pieces({"input": "just text"}, lane="openai.responses") == ()
+
+
+def test_system_pieces_read_in_two_parts_are_the_whole_lists() -> None:
+    """A transcript's pieces read as a prefix then the rest (``start``) are the pieces of the whole, sources and all."""
+    items: list[object] = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+        {"role": "developer", "content": [{"type": "text", "text": "d"}, {"type": "text", "text": "e"}]},
+        {"role": "developer", "type": "message", "content": "m"},
+    ]
+    whole = transcript_system_pieces(items, key="messages")
+    for cut in range(len(items) + 1):
+        parts = transcript_system_pieces(items[:cut], key="messages")
+        parts += transcript_system_pieces(items[cut:], key="messages", start=cut)
+        assert parts == whole
+    request = {"instructions": "i", "input": items}
+    known = transcript_system_pieces(items, key="input")
+    assert system_prompt_pieces(request, lane="openai.responses", transcript=known) == system_prompt_pieces(
+        request, lane="openai.responses"
+    )
 
 
 def test_strip_removes_fields_never_messages_and_keeps_untouched_objects() -> None:

@@ -7,6 +7,7 @@ unique, so what survives can be checked id by id.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import LANES, Lane, ToolTurnView, ensure_tool_turn_invariants, validate
-from otel_toolturn._law import _restore
+from otel_toolturn._law import ToolTurnRepair, _repair, _restore, _restore_quick
 from otel_toolturn.lanes import adapter_for
 from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Text, Thinking, U, build
 
@@ -234,3 +235,97 @@ def test_typed_sdk_objects_pass_through_and_are_copied_not_mutated(lane: Lane) -
     assert [r.form for r in view.repairs] == ["duplicate_call"]
     assert isinstance(view.messages[1], Item)
     assert view.messages[1] is not wire[1] or lane == "openai.responses"
+
+
+@st.composite
+def plain_sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
+    """Rounds with fresh ids broken the common ways: results missing, late behind another message, text after a call."""
+    events: list[Event] = []
+    if draw(st.booleans()):
+        events.append(R("trimmed", "<orphan>"))
+    for k in range(draw(st.integers(1, 6))):
+        events.append(U(f"<q{k}>"))
+        calls = [CallBlock(f"k{k}_{j}", f"tool_k{k}_{j}") for j in range(draw(st.integers(1, 3)))]
+        blocks: list[Block] = [Text(f"<c{k}>")]
+        if lane != "openai.chat_completions" and draw(st.booleans()):
+            blocks.append(Thinking(f"<th{k}>"))
+        blocks += calls
+        if draw(st.booleans()):
+            blocks.append(Text(f"<after{k}>"))
+        events.append(A(*blocks))
+        results: list[Event] = draw(st.permutations([R(c.call_id, f"<o{k}_{c.call_id}>") for c in calls]))
+        kept = draw(st.integers(0, len(results)))
+        placed = draw(st.integers(0, kept))
+        events += results[:placed]
+        if placed < kept:
+            behind: list[Event] = [U(f"<w{k}>"), A(Text(f"<t{k}>"))]
+            events.append(draw(st.sampled_from(behind)))
+            events += results[placed:kept]
+        if draw(st.booleans()):
+            events.append(A(Text(f"<d{k}>")))
+    return events
+
+
+@st.composite
+def _plain_cases(draw: st.DrawFn) -> tuple[Lane, list[Event], bool, bool]:
+    lane = draw(st.sampled_from(LANES))
+    merge_user = lane == "anthropic.messages" and draw(st.booleans())
+    return lane, draw(plain_sessions(lane)), lane == "openai.responses" and draw(st.booleans()), merge_user
+
+
+@_SETTINGS
+@given(_plain_cases())
+def test_the_quick_reading_gives_the_whole_list_reading(case: tuple[Lane, list[Event], bool, bool]) -> None:
+    """Dirty spans read the quick way give the whole-list reading: equal views, the same objects where carried."""
+    lane, events, chained, merge_user = case
+    messages = build(lane, events, merge_user=merge_user)
+    prior = messages[: len(messages) // 2]
+    view = ensure_tool_turn_invariants(messages, lane=lane, prior_messages=prior, chained=chained)
+    whole = _restore(adapter_for(lane), messages, [(0, len(messages))], prior, chained=chained)
+    assert view == whole
+    given_ids = {id(m) for m in messages}
+    for ours, theirs in zip(view.messages, whole.messages, strict=True):
+        assert ours is theirs or (id(ours) not in given_ids and id(theirs) not in given_ids)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_common_faults_are_read_the_quick_way(lane: Lane) -> None:
+    """An orphan ahead, a missing result, a late result behind a user message and text after a call read quickly."""
+    events: list[Event] = [
+        R("trimmed"),
+        U("q1"),
+        A(Text("a"), CallBlock("c1"), CallBlock("c2")),
+        R("c1"),
+        U("hurry"),
+        R("c2"),
+        U("q2"),
+        A(CallBlock("c3"), CallBlock("c4")),
+        R("c3"),
+        U("q3"),
+        A(Text("b"), CallBlock("c5"), Text("after")),
+        R("c5"),
+    ]
+    messages = build(lane, events)
+    adapter = adapter_for(lane)
+    survey = adapter.survey(messages)
+    assert survey is not None
+    spans = survey.spans(len(messages))
+    quick = _restore_quick(adapter, messages, spans, None, chained=False)
+    assert quick is not None
+    assert quick == _restore(adapter, messages, [(0, len(messages))], None, chained=False)
+    text_after = {  # Chat keeps text and calls in separate fields; a Responses message item makes the result late
+        "anthropic.messages": ["trailing_text"],
+        "openai.chat_completions": [],
+        "openai.responses": ["late_result"],
+    }
+    expected = ["late_result", "missing_result", *text_after[lane], "orphan_result"]
+    assert [r.form for r in quick.repairs] == expected
+
+
+def test_the_request_path_repair_constructor_gives_the_same_value() -> None:
+    """``_repair`` builds exactly what ``ToolTurnRepair(...)`` builds, every field set."""
+    assert [f.name for f in dataclasses.fields(ToolTurnRepair)] == ["form", "tool_call_ids", "before_run"]
+    made = _repair("missing_result", ("a", "b"), before_run=True)
+    assert made == ToolTurnRepair(form="missing_result", tool_call_ids=("a", "b"), before_run=True)
+    assert _repair("late_result", ("a",)) == ToolTurnRepair(form="late_result", tool_call_ids=("a",))
+    assert hash(made) == hash(ToolTurnRepair(form="missing_result", tool_call_ids=("a", "b"), before_run=True))

@@ -22,6 +22,11 @@ object it was computed from.
 What it does not do: notice a message mutated in place after it was first sent (it keeps its
 first digest). The fingerprint is telemetry, never a decision; a message replaced by a new object,
 even an equal one, is digested again.
+
+``remembered`` and ``fingerprint_from`` are the cache's two steps without its search: the
+transcript memo (``_memo``), which matches transcripts itself (and checks their messages
+unchanged), keeps its entries' digests with them. ``DigestCache`` serves the transcripts the memo
+does not take.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import hashlib
 import operator
 import threading
 from collections.abc import Sequence
-from itertools import compress, count
+from itertools import compress, count, islice
 from typing import TYPE_CHECKING, Final
 
 from otel_toolturn.compose import FINGERPRINT_LENGTH, message_digest, prefix_fingerprint
@@ -45,7 +50,7 @@ LOOKAHEAD: Final = 8
 """How far ahead in the caller's transcript a view's message is looked for when a run ends."""
 
 
-class _Seen:
+class Seen:
     """One remembered transcript: its messages, their digests, the hash over all digests but the last."""
 
     __slots__ = ("digests", "messages", "prefix")
@@ -56,7 +61,7 @@ class _Seen:
         self.prefix = prefix
 
 
-def _derived_digests(messages: Sequence[object], source: _Seen) -> list[bytes]:
+def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
     """The digest of each of ``messages``, taken from ``source`` for its very objects (see the module docstring)."""
     objects, known = source.messages, source.digests
     total, known_total = len(messages), len(objects)
@@ -65,7 +70,8 @@ def _derived_digests(messages: Sequence[object], source: _Seen) -> list[bytes]:
     from_ = 0  # in the source
     while at < total:
         if from_ < known_total:
-            mismatch = next(compress(count(), map(operator.is_not, messages[at:], objects[from_:])), None)
+            differ = map(operator.is_not, islice(messages, at, None), islice(objects, from_, None))
+            mismatch = next(compress(count(), differ), None)
             run = mismatch if mismatch is not None else min(total - at, known_total - from_)
             out += known[from_ : from_ + run]
             at += run
@@ -83,12 +89,42 @@ def _derived_digests(messages: Sequence[object], source: _Seen) -> list[bytes]:
     return out
 
 
+def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
+    """The entry of ``messages``: ``match``'s (an entry of their first messages, the very objects) extended.
+
+    ``match`` ``None``: every message is digested. The caller has checked that ``match`` is a
+    prefix of ``messages`` by identity.
+    """
+    total = len(messages)
+    if match is None:
+        digests = [message_digest(m) for m in messages]
+        return Seen(tuple(messages), digests, hashlib.sha256(b"".join(digests[:-1])))
+    known = len(match.messages)
+    if known == total:
+        return match
+    digests = match.digests + [message_digest(m) for m in messages[known:]]
+    prefix = match.prefix.copy()
+    prefix.update(b"".join(digests[known - 1 : total - 1]))
+    return Seen(tuple(messages), digests, prefix)
+
+
+def fingerprint_from(source: Seen, derived: Sequence[object] | None = None) -> str:
+    """``compose.prefix_fingerprint`` of every message but the last of ``source``'s transcript, or of ``derived``.
+
+    ``derived``: a list made from that transcript (the law's view, stripped); its messages that are
+    the transcript's very objects take their digests from ``source``.
+    """
+    if derived is None:
+        return source.prefix.hexdigest()[:FINGERPRINT_LENGTH]
+    return prefix_fingerprint(_derived_digests(derived[:-1], source))
+
+
 class DigestCache:
     """The digests of recent transcripts (see the module docstring); safe to share between threads."""
 
     def __init__(self, slots: int = SLOTS) -> None:
         self._slots = slots
-        self._recent: list[_Seen] = []
+        self._recent: list[Seen] = []
         self._lock = threading.Lock()
 
     def prefix_fingerprint(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> str:
@@ -98,15 +134,15 @@ class DigestCache:
         stripped); its objects' digests are reused by identity.
         """
         if source is None or source is messages:
-            return self._remember(messages).prefix.hexdigest()[:FINGERPRINT_LENGTH]
-        return prefix_fingerprint(_derived_digests(messages[:-1], self._remember(source)))
+            return fingerprint_from(self._remember(messages))
+        return fingerprint_from(self._remember(source), messages)
 
-    def _remember(self, messages: Sequence[object]) -> _Seen:
+    def _remember(self, messages: Sequence[object]) -> Seen:
         """``messages``' entry: from the longest remembered transcript they start with, then remembered."""
         with self._lock:
             recent = list(self._recent)
         total = len(messages)
-        match: _Seen | None = None
+        match: Seen | None = None
         for candidate in reversed(recent):
             seen = candidate.messages
             if (
@@ -115,17 +151,7 @@ class DigestCache:
                 and all(map(operator.is_, messages, seen))
             ):
                 match = candidate
-        if match is None:
-            digests = [message_digest(m) for m in messages]
-            entry = _Seen(tuple(messages), digests, hashlib.sha256(b"".join(digests[:-1])))
-        elif len(match.messages) == total:
-            entry = match
-        else:
-            known = len(match.messages)
-            digests = match.digests + [message_digest(m) for m in messages[known:]]
-            prefix = match.prefix.copy()
-            prefix.update(b"".join(digests[known - 1 : total - 1]))
-            entry = _Seen(tuple(messages), digests, prefix)
+        entry = remembered(messages, match)
         if total:
             with self._lock:
                 kept = [e for e in self._recent if e is not match and e is not entry]

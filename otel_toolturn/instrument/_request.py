@@ -13,6 +13,9 @@ Cases:
   ``max_tool_rounds`` asks for a wrap-up only in repair mode (observe mode reports it, unapplied);
   a caller whose ``tool_choice`` already says none is recorded with reason ``caller``.
 - A one-shot iterable is materialised once by ``materialise`` before anything reads it.
+- A transcript of dict messages goes through the transcript memo (``_memo``): the decision and
+  the receipt are the pure rules' own, worked out on the messages it has not seen before only.
+  Any other transcript takes the rules whole (and ``DIGESTS`` for its prefix fingerprint).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from otel_toolturn._law import ToolTurnView
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._digests import DigestCache
+from otel_toolturn.instrument._memo import Transcript, TranscriptMemo
 
 MESSAGES_KEY: Final[Mapping[Lane, str]] = {
     "anthropic.messages": "messages",
@@ -35,8 +39,11 @@ MESSAGES_KEY: Final[Mapping[Lane, str]] = {
 }
 """The keyword argument that carries the transcript, per lane."""
 
+MEMO: Final = TranscriptMemo()
+"""The transcripts of recent calls, shared by every call of the process: a resent transcript costs its new messages."""
+
 DIGESTS: Final = DigestCache()
-"""Prefix fingerprints shared by every call of the process (each message object is digested once)."""
+"""Prefix fingerprints of the transcripts the memo does not take (each message object is digested once)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -106,14 +113,21 @@ def prepare_request(
     view: ToolTurnView | None = None
     law_seconds = 0.0
     out = kwargs
+    known: Transcript | None = None
     if isinstance(messages, (Sequence, str)):
         started = time.perf_counter()
         chained = lane == "openai.responses" and bool(kwargs.get("previous_response_id") or kwargs.get("conversation"))
-        view = _law.ensure_tool_turn_invariants(messages, lane=lane, chained=chained)
+        known = MEMO.recall(messages, lane=lane, owner=options)
+        if known is not None:
+            view = known.view(messages, chained=chained)
+        else:
+            view = _law.ensure_tool_turn_invariants(messages, lane=lane, chained=chained)
         law_seconds = time.perf_counter() - started
         if options.mode == "repair":
             sent = view.messages
-            if not isinstance(sent, str):
+            if known is not None:
+                sent = known.strip(messages, view)
+            elif not isinstance(sent, str):
                 sent = compose.strip_framework_fields(sent)
             if sent is not messages:
                 out = {**kwargs, key: sent}
@@ -129,7 +143,8 @@ def prepare_request(
     prefix_fingerprint: str | None = None
     system_prompt = ""
     if receipt:
-        pieces = compose.contributing_pieces(compose.system_prompt_pieces(out, lane=lane))
+        transcript_pieces = known.pieces if known is not None else None
+        pieces = compose.contributing_pieces(compose.system_prompt_pieces(out, lane=lane, transcript=transcript_pieces))
         system_fingerprints = tuple(compose.fingerprint(p.raw_content) for p in pieces)
         system_prompt = compose.join_system_prompt(pieces) if options.capture_content else ""
         tools = out.get("tools")
@@ -137,8 +152,11 @@ def prepare_request(
             tools_fingerprint = compose.fingerprint(tools)
         sent_messages = out.get(key)
         if isinstance(sent_messages, Sequence) and not isinstance(sent_messages, str) and len(sent_messages) > 1:
-            source = messages if isinstance(messages, Sequence) and not isinstance(messages, str) else None
-            prefix_fingerprint = DIGESTS.prefix_fingerprint(sent_messages, source=source)
+            if known is not None and view is not None and isinstance(messages, Sequence):
+                prefix_fingerprint = known.prefix_fingerprint(sent_messages, messages, view)
+            else:
+                source = messages if isinstance(messages, Sequence) and not isinstance(messages, str) else None
+                prefix_fingerprint = DIGESTS.prefix_fingerprint(sent_messages, source=source)
     return PreparedRequest(
         kwargs=out,
         view=view,

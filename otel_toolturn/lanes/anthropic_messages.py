@@ -21,9 +21,12 @@ from otel_toolturn._view import (
     PART,
     RESULT,
     TURN,
+    Batch,
     Call,
     Emitted,
+    Stretch,
     Survey,
+    SurveyState,
     Turn,
     View,
     Violation,
@@ -67,19 +70,18 @@ class AnthropicMessages:
     lane: Lane = "anthropic.messages"
     unique_ids = True
 
-    def survey(self, messages: Sequence[object]) -> Survey | None:
+    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
         """A segment is a message and the user messages with ``tool_result`` blocks right after it.
 
         Dirty where a batch is not exactly its calls' results leading their message, or a block
         follows a call. One scan on the request path of every call: dicts are read inline,
-        everything else through ``field``.
+        everything else through ``field``. ``state``: resume from a scan of the list's first
+        ``state.position`` items (left unchanged); the survey's own ``state`` is at the list's end.
         """
-        survey = Survey()
-        bounds, dirty = survey.bounds, survey.dirty
-        owner: dict[str, int] = {}  # call id -> the segment of the turn emitting it
-        pending: list[str] = []
-        segment = 0
-        for position, message in enumerate(messages):
+        scan = SurveyState() if state is None else state.copy()
+        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
+        pending, segment = scan.pending, scan.segment
+        for position, message in enumerate(messages[start:] if start else messages, start):
             if type(message) is dict:
                 role, content = message.get("role"), message.get("content")
             else:
@@ -136,9 +138,10 @@ class AnthropicMessages:
                         calling = True
                     elif calling:
                         dirty.add(segment)
-        if pending:
-            dirty.add(segment)
-        return survey
+        paused = SurveyState(
+            position=len(messages), bounds=bounds, dirty=dirty, owner=owner, pending=pending, segment=segment
+        )
+        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
 
     def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
         """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs parts."""
@@ -195,21 +198,133 @@ class AnthropicMessages:
                 kinds.append(OTHER)
         return view
 
+    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
+        """Assistant messages with ``tool_use`` as turns; user messages of ``tool_result`` blocks only as results."""
+        lead: list[object] = []
+        lead_ids: list[list[str | None] | None] = []
+        batches: list[Batch] = []
+        batch: Batch | None = None
+        for position in range(start, stop):
+            message = messages[position]
+            if type(message) is not dict:
+                return None
+            content = message.get("content")
+            if type(content) is not str:
+                if type(content) is not list:
+                    return None
+                role = message.get("role")
+                if role == "assistant":
+                    ids: list[str] = []
+                    refs: list[object] = []
+                    trailing = False
+                    for block in content:
+                        if type(block) is not dict:
+                            return None
+                        if block.get("type") == "tool_use":
+                            call_id = block.get("id")
+                            if type(call_id) is not str or not call_id or call_id in ids:
+                                return None
+                            ids.append(call_id)
+                            refs.append(block)
+                        elif ids:
+                            trailing = True
+                    if ids:
+                        batch = Batch(position, (message,), ids, refs, trailing, [], [], {}, [])
+                        batches.append(batch)
+                        continue
+                elif role == "user" and content:
+                    first = content[0]
+                    if type(first) is dict and first.get("type") == "tool_result":
+                        if batch is None:
+                            answers: list[str | None] = []
+                            for block in content:
+                                if type(block) is not dict or block.get("type") != "tool_result":
+                                    return None  # results and other blocks share the message
+                                result_id = block.get("tool_use_id")
+                                answers.append(result_id if type(result_id) is str and result_id else None)
+                            lead.append(message)
+                            lead_ids.append(answers)
+                            continue
+                        call_ids, answered, late, after = batch.call_ids, batch.answered, batch.late, batch.others
+                        for block in content:
+                            if type(block) is not dict or block.get("type") != "tool_result":
+                                return None  # results and other blocks share the message
+                            call_id = block.get("tool_use_id")
+                            if call_id not in call_ids or call_id in answered or call_id in late:
+                                return None
+                            if after:
+                                late[call_id] = (block, message)
+                            else:
+                                answered.append(call_id)
+                        if not after:
+                            batch.placed.append(message)
+                        continue
+                    for block in content:
+                        if type(block) is not dict or block.get("type") == "tool_result":
+                            return None
+            if batch is None:
+                lead.append(message)
+                lead_ids.append(None)
+            else:
+                batch.others.append(message)
+        return lead, lead_ids, batches
+
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
         return interrupted(field(result, "content"))
 
-    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+    def write_turn(
+        self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
+    ) -> list[object]:
         """The message with its non-call blocks in order, then the kept calls."""
-        message = turn.items[0]
-        blocks = _block_list(message)
-        written = [new.ref for _, new in calls]
-        originals = [b for b in blocks if _type(b) == "tool_use"]
-        unchanged = len(written) == len(originals) and all(a is b for a, b in zip(written, originals, strict=True))
-        if unchanged and not turn.trailing:
-            return [message]
-        others = [b for b in blocks if _type(b) != "tool_use"]
-        return [replace(message, turn.position, content=[*others, *written])]
+        message = items[0]
+        written = [new for _, new in calls]
+        others: list[object] = []
+        originals: list[object] = []
+        for block in _block_list(message):
+            kind = block.get("type") if type(block) is dict else _type(block)
+            (originals if kind == "tool_use" else others).append(block)
+        if not trailing and len(written) == len(originals):
+            for a, b in zip(written, originals, strict=True):
+                if a is not b:
+                    break
+            else:
+                return [message]
+        if type(message) is dict:
+            return [{**message, "content": [*others, *written]}]
+        return [replace(message, position, content=[*others, *written])]
+
+    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
+        """A message whose ``tool_result`` blocks are all there, alone and in order, as is; the rest in new messages."""
+        wire: list[object] = []
+        fresh: list[object] = []
+        index, count = 0, len(results)
+        while index < count:
+            block, source = results[index]
+            end = index + 1
+            if source is not None:
+                while end < count and results[end][1] is source:
+                    end += 1
+                content = source.get("content") if type(source) is dict else _blocks(source)
+                whole = False
+                if is_list(content) and len(content) == end - index:
+                    whole = True
+                    for number in range(index, end):
+                        if results[number][0] is not content[number - index]:
+                            whole = False
+                            break
+                if whole:
+                    if fresh:
+                        wire.append({"role": "user", "content": fresh})
+                        fresh = []
+                    wire.append(source)
+                    index = end
+                    continue
+            fresh.append(block)
+            index += 1
+        if fresh:
+            wire.append({"role": "user", "content": fresh})
+        return wire
 
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The ``tool_use`` block under ``new_id``."""

@@ -18,9 +18,12 @@ from otel_toolturn._view import (
     OTHER,
     RESULT,
     TURN,
+    Batch,
     Call,
     Emitted,
+    Stretch,
     Survey,
+    SurveyState,
     Turn,
     View,
     Violation,
@@ -57,18 +60,19 @@ class OpenAIChat:
     lane: Lane = "openai.chat_completions"
     unique_ids = False
 
-    def survey(self, messages: Sequence[object]) -> Survey | None:
+    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
         """A segment is a message and the ``tool`` messages right after it; dirty where its batch is off.
 
         Off: the ``tool`` messages right after a turn are not exactly one per call. One scan on the
         request path of every call: dicts are read inline, everything else through ``field``.
+        ``state``: resume from a scan of the list's first ``state.position`` items (left unchanged);
+        the survey's own ``state`` is at the list's end (its ``owner``: the latest turn emitting
+        each id, as ids may recur).
         """
-        survey = Survey()
-        bounds, dirty = survey.bounds, survey.dirty
-        owner: dict[str, int] = {}  # call id -> the segment of the latest turn emitting it
-        pending: list[str] = []
-        segment = 0
-        for position, message in enumerate(messages):
+        scan = SurveyState() if state is None else state.copy()
+        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
+        pending, segment = scan.pending, scan.segment
+        for position, message in enumerate(messages[start:] if start else messages, start):
             role = message.get("role") if type(message) is dict else role_of(message)
             if role == "tool":
                 call_id = message.get("tool_call_id") if type(message) is dict else field(message, "tool_call_id")
@@ -98,9 +102,10 @@ class OpenAIChat:
                         else:
                             pending.append(call_id)
                             owner[call_id] = segment
-        if pending:
-            dirty.add(segment)
-        return survey
+        paused = SurveyState(
+            position=len(messages), bounds=bounds, dirty=dirty, owner=owner, pending=pending, segment=segment
+        )
+        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
 
     def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
         """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
@@ -130,18 +135,77 @@ class OpenAIChat:
                 kinds.append(OTHER)
         return view
 
+    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
+        """Assistant messages with ``tool_calls`` as turns, each ``tool`` message after one answering it."""
+        lead: list[object] = []
+        lead_ids: list[list[str | None] | None] = []
+        batches: list[Batch] = []
+        batch: Batch | None = None
+        for position in range(start, stop):
+            message = messages[position]
+            if type(message) is not dict:
+                return None
+            role = message.get("role")
+            if role == "tool":
+                call_id = message.get("tool_call_id")
+                if type(call_id) is not str or not call_id:
+                    call_id = None
+                if batch is None:
+                    lead.append(message)
+                    lead_ids.append([call_id])
+                elif (
+                    call_id is None
+                    or call_id not in batch.call_ids
+                    or call_id in batch.answered
+                    or call_id in batch.late
+                ):
+                    return None
+                elif batch.others:
+                    batch.late[call_id] = (message, None)
+                else:
+                    batch.placed.append(message)
+                    batch.answered.append(call_id)
+                continue
+            if role == "assistant":
+                calls = message.get("tool_calls")
+                if calls:
+                    if type(calls) is not list:
+                        return None
+                    ids: list[str] = []
+                    for call in calls:
+                        call_id = call.get("id") if type(call) is dict else None
+                        if type(call_id) is not str or not call_id or call_id in ids:
+                            return None
+                        ids.append(call_id)
+                    batch = Batch(position, (message,), ids, calls, False, [], [], {}, [])
+                    batches.append(batch)
+                    continue
+            if batch is None:
+                lead.append(message)
+                lead_ids.append(None)
+            else:
+                batch.others.append(message)
+        return lead, lead_ids, batches
+
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
         return interrupted(field(result, "content"))
 
-    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+    def write_turn(
+        self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
+    ) -> list[object]:
         """The message with exactly the kept calls in ``tool_calls``."""
-        message = turn.items[0]
-        originals = _tool_calls(message, turn.position)
-        written = [new.ref for _, new in calls]
+        del trailing  # text and calls are separate fields: nothing trails a call
+        message = items[0]
+        originals = _tool_calls(message, position)
+        written = [new for _, new in calls]
         if len(written) == len(originals) and all(a is b for a, b in zip(written, originals, strict=True)):
             return [message]
-        return [replace(message, turn.position, tool_calls=written)]
+        return [replace(message, position, tool_calls=written)]
+
+    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
+        """Each result is one whole ``tool`` message."""
+        return [result for result, _ in results]
 
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The tool call under ``new_id``."""

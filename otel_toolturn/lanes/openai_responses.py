@@ -20,9 +20,12 @@ from otel_toolturn._view import (
     OTHER,
     RESULT,
     TURN,
+    Batch,
     Call,
     Emitted,
+    Stretch,
     Survey,
+    SurveyState,
     Turn,
     View,
     Violation,
@@ -55,24 +58,30 @@ def _leads_to_call(items: Sequence[object], start: int) -> bool:
     return index < len(items) and _type(items[index]) in CALL_TYPES
 
 
+def _reasoning_to_end(items: Sequence[object], start: int) -> bool:
+    """Whether every item from ``start`` on is a reasoning item (what they lead to is not known yet)."""
+    return all(_type(items[index]) == "reasoning" for index in range(start, len(items)))
+
+
 class OpenAIResponses:
     """Reads and writes the Responses ``input`` list for the law."""
 
     lane: Lane = "openai.responses"
     unique_ids = True
 
-    def survey(self, messages: Sequence[object]) -> Survey | None:
+    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
         """A segment is a run of calls (or any other item that is not an output) and the outputs right after it.
 
-        Dirty where a run is not followed by exactly its outputs.
+        Dirty where a run is not followed by exactly its outputs. ``state``: resume from a scan of
+        the list's first ``state.position`` items (left unchanged). Whether a reasoning item joins a
+        run depends on the items after it, so the survey's own ``state`` stops ahead of a run of
+        reasoning items that ends the list; otherwise it is at the list's end.
         """
-        survey = Survey()
-        bounds, dirty = survey.bounds, survey.dirty
-        owner: dict[str, int] = {}  # call id -> the segment of the run emitting it
-        pending: list[str] = []
-        segment = 0
-        in_run = False
-        for position, item in enumerate(messages):
+        scan = SurveyState() if state is None else state.copy()
+        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
+        pending, segment, in_run = scan.pending, scan.segment, scan.running
+        paused: SurveyState | None = None
+        for position, item in enumerate(messages[start:] if start else messages, start):
             kind = item.get("type") if type(item) is dict else _type(item)
             if kind in OUTPUT_TYPES:
                 in_run = False
@@ -86,6 +95,16 @@ class OpenAIResponses:
                 continue
             calling = kind in CALL_TYPES
             running = calling or (kind == "reasoning" and _leads_to_call(messages, position))
+            if kind == "reasoning" and not running and paused is None and _reasoning_to_end(messages, position):
+                paused = SurveyState(
+                    position=position,
+                    bounds=list(bounds),
+                    dirty=set(dirty),
+                    owner=dict(owner),
+                    pending=list(pending),
+                    segment=segment,
+                    running=in_run,
+                )
             if not (running and in_run):
                 if pending:
                     dirty.add(segment)
@@ -104,9 +123,17 @@ class OpenAIResponses:
                 else:
                     owner[call_id] = segment
                     pending.append(call_id)
-        if pending:
-            dirty.add(segment)
-        return survey
+        if paused is None:
+            paused = SurveyState(
+                position=len(messages),
+                bounds=bounds,
+                dirty=dirty,
+                owner=owner,
+                pending=pending,
+                segment=segment,
+                running=in_run,
+            )
+        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
 
     def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result."""
@@ -145,16 +172,83 @@ class OpenAIResponses:
                 index += 1
         return view
 
+    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
+        """Runs of call items (with their reasoning) as turns, each output item after one answering it."""
+        lead: list[object] = []
+        lead_ids: list[list[str | None] | None] = []
+        batches: list[Batch] = []
+        batch: Batch | None = None
+        index = start
+        while index < stop:
+            item = messages[index]
+            if type(item) is not dict:
+                return None
+            kind = item.get("type")
+            if kind in OUTPUT_TYPES:
+                call_id = item.get("call_id")
+                if type(call_id) is not str or not call_id:
+                    call_id = None
+                if batch is None:
+                    lead.append(item)
+                    lead_ids.append([call_id])
+                elif (
+                    call_id is None
+                    or call_id not in batch.call_ids
+                    or call_id in batch.answered
+                    or call_id in batch.late
+                ):
+                    return None
+                elif batch.others:
+                    batch.late[call_id] = (item, None)
+                else:
+                    batch.placed.append(item)
+                    batch.answered.append(call_id)
+                index += 1
+                continue
+            if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
+                first = index
+                ids: list[str] = []
+                refs: list[object] = []
+                while index < stop:
+                    item = messages[index]
+                    if type(item) is not dict:
+                        return None
+                    kind = item.get("type")
+                    if kind in CALL_TYPES:
+                        call_id = item.get("call_id")
+                        if type(call_id) is not str or not call_id or call_id in ids:
+                            return None
+                        ids.append(call_id)
+                        refs.append(item)
+                    elif not (kind == "reasoning" and _leads_to_call(messages, index)):
+                        break
+                    index += 1
+                if not ids:
+                    return None
+                batch = Batch(first, tuple(messages[first:index]), ids, refs, False, [], [], {}, [])
+                batches.append(batch)
+                continue
+            if batch is None:
+                lead.append(item)
+                lead_ids.append(None)
+            else:
+                batch.others.append(item)
+            index += 1
+        return lead, lead_ids, batches
+
     def interrupted(self, result: object) -> bool:
         """Whether the result's output is an interrupted close."""
         return interrupted(field(result, "output"))
 
-    def write_turn(self, turn: Turn, calls: Sequence[tuple[Call, Call]]) -> list[object]:
+    def write_turn(
+        self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
+    ) -> list[object]:
         """The run's items in order with left-out calls (and the reasoning right ahead of them) removed."""
-        written = {id(old.ref): new.ref for old, new in calls}
+        del position, trailing  # a run is rewritten item by item; nothing trails a call in it
+        written = {id(old): new for old, new in calls}
         out: list[object] = []
         changed = False
-        for item in turn.items:
+        for item in items:
             if _type(item) not in CALL_TYPES:
                 out.append(item)
                 continue
@@ -166,7 +260,11 @@ class OpenAIResponses:
                 continue
             changed = changed or new is not item
             out.append(new)
-        return out if changed else list(turn.items)
+        return out if changed else list(items)
+
+    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
+        """Each result is one whole output item."""
+        return [result for result, _ in results]
 
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The call item under ``new_id`` (its item ``id``, when it has one, derived the same way)."""
