@@ -99,12 +99,20 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         return self._self_events()
 
     def _self_events(self) -> Iterator[object]:
-        """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is)."""
+        """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is).
+
+        Per event: the observer's ``feed`` and nothing else (``CallRecord.feed`` inlined); an
+        observer that raises is dropped and the stream passes through.
+        """
         record = self._self_record
-        feed = record.feed
         try:
             for event in self.__wrapped__:
-                feed(event)
+                observer = record.observer
+                if observer is not None:
+                    try:
+                        observer.feed(event)
+                    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+                        record.observer_failed(observer, exc)
                 yield event
         except GeneratorExit:
             raise
@@ -114,15 +122,21 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         record.finish()
 
     def __next__(self) -> object:
+        record = self._self_record  # each attribute read on a proxy is a full lookup: one each
         try:
             event = self.__wrapped__.__next__()
         except StopIteration:
-            self._self_record.finish()
+            record.finish()
             raise
         except BaseException as exc:
-            self._self_record.finish(exc)
+            record.finish(exc)
             raise
-        self._self_record.feed(event)
+        observer = record.observer
+        if observer is not None:
+            try:
+                observer.feed(event)
+            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+                record.observer_failed(observer, exc)
         return event
 
     def __enter__(self) -> StreamProxy:
@@ -161,12 +175,16 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         return self._self_events()
 
     async def _self_events(self) -> AsyncIterator[object]:
-        """What ``async for`` reads: the SDK's own iteration, each event fed on the way."""
+        """What ``async for`` reads: the SDK's own iteration, each event fed on the way (as ``StreamProxy``)."""
         record = self._self_record
-        feed = record.feed
         try:
             async for event in self.__wrapped__:
-                feed(event)
+                observer = record.observer
+                if observer is not None:
+                    try:
+                        observer.feed(event)
+                    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+                        record.observer_failed(observer, exc)
                 yield event
         except GeneratorExit:
             raise
@@ -176,15 +194,21 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         record.finish()
 
     async def __anext__(self) -> object:
+        record = self._self_record
         try:
             event = await self.__wrapped__.__anext__()
         except StopAsyncIteration:
-            self._self_record.finish()
+            record.finish()
             raise
         except BaseException as exc:
-            self._self_record.finish(exc)
+            record.finish(exc)
             raise
-        self._self_record.feed(event)
+        observer = record.observer
+        if observer is not None:
+            try:
+                observer.feed(event)
+            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+                record.observer_failed(observer, exc)
         return event
 
     async def __aenter__(self) -> AsyncStreamProxy:

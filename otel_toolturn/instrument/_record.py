@@ -15,25 +15,33 @@ request is sent. Never a second span for the same call:
   tracer): the record waits (``deferred``, buffering what it records), adopts that span when the
   SDK starts it (``adopt``), and holds the SDK's ``end`` until the response is recorded; a record
   whose SDK span never came starts its own, dated from the call's start.
+
+The cost of one record is OpenTelemetry's own work, called as few times as the contract allows:
+our own span's attributes are given at its start and, the rest, in one ``set_attributes`` just
+before it ends (another owner's span gets them at once, since its owner ends it); each counter
+gets one point per distinct attribute set of the call (e.g. 14 repairs of one form: one ``add``
+of 14); the attribute sets come prebuilt (``Labels``); the span's context is built once.
 """
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections import Counter
+from collections.abc import Sequence
+from contextvars import ContextVar, Token
 from fnmatch import fnmatchcase
-from types import ModuleType
+from types import TracebackType
 from typing import Protocol, cast
 
 import wrapt
+from opentelemetry import context as context_api
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Provider
@@ -50,18 +58,14 @@ class _CheckResponse(Protocol):
     def __call__(self, lane: Lane, response: object, *, requested_model: str | None) -> StreamReport: ...
 
 
-_STREAMS: list[ModuleType] = []
+def _observer_for() -> _ObserverFor | None:
+    """The stream observers' factory, when the streams package provides it (read at each call)."""
+    return cast("_ObserverFor | None", getattr(otel_toolturn.streams, "observer_for", None))
 
 
-def _streams_api() -> tuple[_ObserverFor | None, _CheckResponse | None]:
-    """The stream observers' entry points, when the streams package provides them (read at each call)."""
-    if not _STREAMS:
-        _STREAMS.append(importlib.import_module("otel_toolturn.streams"))
-    module = _STREAMS[0]
-    return (
-        cast("_ObserverFor | None", getattr(module, "observer_for", None)),
-        cast("_CheckResponse | None", getattr(module, "check_response", None)),
-    )
+def _check_response() -> _CheckResponse | None:
+    """The whole-response check, when the streams package provides it (read at each call)."""
+    return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
 
 
 def current_genai_span() -> Span | None:
@@ -84,8 +88,54 @@ def adopting_record() -> CallRecord | None:
     return record if record is not None and record.deferred else None
 
 
+class _Current:
+    """``CallRecord.current``: the call's own span current (or the record offered for adoption) inside."""
+
+    __slots__ = ("_adopting", "_record", "_token")
+
+    def __init__(self, record: CallRecord) -> None:
+        self._record = record
+        self._token: Token[Context] | None = None
+        self._adopting: Token[CallRecord | None] | None = None
+
+    def __enter__(self) -> None:
+        record = self._record
+        if record.deferred:
+            self._adopting = _ADOPTING.set(record)
+        elif record.span is not None and record.owns_span:
+            self._token = context_api.attach(record.span_context())
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._adopting is not None:
+            _ADOPTING.reset(self._adopting)
+        elif self._token is not None:
+            context_api.detach(self._token)
+
+
 class CallRecord:
     """The telemetry of one call (see the module docstring); ``finish`` is idempotent and thread-safe."""
+
+    __slots__ = (
+        "_context",
+        "_finished",
+        "_finishing",
+        "_held",
+        "_labels",
+        "_lock",
+        "_pending",
+        "_server_address",
+        "_start_ns",
+        "_stashed_end",
+        "lane",
+        "observer",
+        "owns_span",
+        "provider",
+        "requested_model",
+        "span",
+        "telemetry",
+    )
 
     def __init__(
         self,
@@ -102,22 +152,28 @@ class CallRecord:
         self.provider = provider
         self.requested_model = requested_model
         self._server_address = server_address
-        self._labels = {names.LANE: lane, names.PROVIDER: provider}
+        self._labels = telemetry.labels(lane, provider)
         self._lock = threading.Lock()
         self._finishing = False
         self._finished = False
-        self._observer: StreamObserver | None = None
-        self._start_ns = time.time_ns()
+        self.observer: StreamObserver | None = None
+        """The stream's observer while it is fed (``None``: not a stream, finished, or it failed)."""
         self.span: Span | None = None
-        self._owns_span = False
+        self.owns_span = False
+        self._context: Context | None = None
+        self._held: dict[str, AttributeValue] | None = {}
+        """Attributes for a span of ours (or one still to come), set in one call just before it ends."""
         self._pending: list[tuple[str, Attributes]] | None = [] if defer_span else None
         self._stashed_end: tuple[Span, int | None] | None = None
         if defer_span:
+            self._start_ns = time.time_ns()
             return
+        self._start_ns = 0
         adopted = current_genai_span()
         if adopted is not None:
             self.span = adopted
-            self._attributes({names.LANE: lane, names.MODE: telemetry.options.mode})
+            self._held = None
+            self.telemetry.set_attributes(adopted, {names.LANE: lane, names.MODE: telemetry.options.mode})
         else:
             self._own_span()
 
@@ -131,26 +187,37 @@ class CallRecord:
         """Whether span attributes would be kept (a deferred record will have a span to keep them)."""
         return self._pending is not None or (self.span is not None and self.span.is_recording())
 
+    def span_context(self) -> Context:
+        """The context with this call's span current (built once per span)."""
+        context = self._context
+        if context is None:
+            context = self._context = trace.set_span_in_context(cast("Span", self.span))
+        return context
+
     def _own_span(self) -> None:
         """Start otel-toolturn's own inference span (from the call's start), replaying anything pending."""
         pending, self._pending = self._pending or [], None
-        operation = names.OPERATION_CHAT
         model = self.requested_model
+        address = self._server_address
+        attributes: dict[str, AttributeValue] = {
+            names.GEN_AI_OPERATION_NAME: names.OPERATION_CHAT,
+            names.PROVIDER: self.provider,
+        }
+        if model:
+            attributes[names.GEN_AI_REQUEST_MODEL] = model
+        if address:
+            attributes[names.SERVER_ADDRESS] = address
+        attributes[names.LANE] = self.lane
+        attributes[names.MODE] = self.telemetry.options.mode
         try:
             self.span = self.telemetry.tracer.start_span(
-                f"{operation} {model}" if model else operation,
+                f"{names.OPERATION_CHAT} {model}" if model else names.OPERATION_CHAT,
                 kind=SpanKind.CLIENT,
-                start_time=self._start_ns,
-                attributes={
-                    names.GEN_AI_OPERATION_NAME: operation,
-                    names.PROVIDER: self.provider,
-                    **({names.GEN_AI_REQUEST_MODEL: model} if model else {}),
-                    **({names.SERVER_ADDRESS: self._server_address} if self._server_address else {}),
-                    names.LANE: self.lane,
-                    names.MODE: self.telemetry.options.mode,
-                },
+                start_time=self._start_ns or None,
+                attributes=attributes,
             )
-            self._owns_span = True
+            self._context = None
+            self.owns_span = True
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
         self._replay(pending)
@@ -162,8 +229,10 @@ class CallRecord:
         recorded its response, so the events land before the span ends (ended once, by its owner).
         """
         pending, self._pending = self._pending or [], None
+        held, self._held = self._held or {}, None
         self.span = span
-        self._attributes({names.LANE: self.lane, names.MODE: self.telemetry.options.mode})
+        self._context = None
+        self.telemetry.set_attributes(span, {names.LANE: self.lane, names.MODE: self.telemetry.options.mode, **held})
         self._replay(pending)
         return cast("Span", _HeldEndSpan(span, self))
 
@@ -178,99 +247,100 @@ class CallRecord:
 
     def _replay(self, pending: list[tuple[str, Attributes]]) -> None:
         for name, attributes in pending:
-            if name:
-                self.telemetry.event(self.span, name, attributes)
-            else:
-                self.telemetry.set_attributes(self.span, attributes)
+            self._events(name, (attributes,))
 
     def _event(self, name: str, attributes: Attributes) -> None:
-        if self._pending is not None:
-            self._pending.append((name, attributes))
-        else:
-            self.telemetry.event(self.span, name, attributes)
+        self._events(name, (attributes,))
 
-    def _attributes(self, attributes: Mapping[str, AttributeValue | None]) -> None:
-        present = {k: v for k, v in attributes.items() if v is not None}
+    def _events(self, name: str, batch: Sequence[Attributes]) -> None:
+        """One event per attribute set of ``batch`` (held while the record waits for the SDK's span)."""
         if self._pending is not None:
-            self._pending.append(("", present))
-        else:
-            self.telemetry.set_attributes(self.span, present)
+            self._pending.extend((name, attributes) for attributes in batch)
+            return
+        span = self.span
+        tel = self.telemetry
+        tel.events(span, name, batch, self.span_context() if span is not None and tel.logs else None)
 
-    @contextmanager
-    def current(self) -> Iterator[None]:
+    def current(self) -> _Current:
         """While the request is sent: make this call's own span current, or wait for the SDK's span.
 
         A deferred record is offered, through a context variable, to the SDK's span hook
         (``adopting_record``); a record with its own span makes it the current span.
         """
-        if self._pending is not None:
-            token = _ADOPTING.set(self)
-            try:
-                yield
-            finally:
-                _ADOPTING.reset(token)
-            return
-        if self.span is None or not self._owns_span:
-            yield
-            return
-        with trace.use_span(self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-            yield
+        return _Current(self)
 
     # --- request ---------------------------------------------------------------------------------
     def request(self, prepared: PreparedRequest) -> None:
         """Record what the request hook decided: repairs, tools withheld, the receipt."""
         tel = self.telemetry
-        tel.add(names.REQUESTS, 1, {**self._labels, names.MODE: tel.options.mode})
-        attributes: dict[str, AttributeValue | None] = {}
+        labels = self._labels
+        tel.add(names.REQUESTS, 1, labels.requests)
+        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
         view = prepared.view
         if view is not None:
-            tel.law_duration(prepared.law_seconds, self._labels)
-            forms: list[str] = []
-            for repair in view.repairs:
-                if repair.form not in forms:
-                    forms.append(repair.form)
-                self._event(
-                    names.EVENT_REPAIR,
-                    {
-                        names.REPAIR_FORM: repair.form,
-                        names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
-                        names.REPAIR_LOSSY: repair.lossy,
-                        names.REPAIR_BEFORE_RUN: repair.before_run,
-                        names.LANE: self.lane,
-                    },
-                )
-                tel.add(
-                    names.REPAIRS,
-                    1,
-                    {**self._labels, names.REPAIR_FORM: repair.form, names.REPAIR_LOSSY: repair.lossy},
-                )
-            if view.lossy:
-                tel.add(names.LOSSY_PROJECTIONS, 1, self._labels)
-            attributes[names.REPAIRS_COUNT] = len(view.repairs)
-            attributes[names.REPAIRS_FORMS] = tuple(forms)
-            attributes[names.REPAIRS_LOSSY] = view.lossy
-        if prepared.withheld is not None:
+            tel.law_duration(prepared.law_seconds, labels.base)
+            repairs = view.repairs
+            lossy = False
+            forms: tuple[str, ...] = ()
+            if repairs:
+                lane = self.lane
+                batch: list[Attributes] = []
+                points: dict[tuple[str, bool], int] = {}
+                for repair in repairs:
+                    form, repair_lossy = repair.form, repair.lossy
+                    batch.append(
+                        {
+                            names.REPAIR_FORM: form,
+                            names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
+                            names.REPAIR_LOSSY: repair_lossy,
+                            names.REPAIR_BEFORE_RUN: repair.before_run,
+                            names.LANE: lane,
+                        }
+                    )
+                    points[form, repair_lossy] = points.get((form, repair_lossy), 0) + 1
+                    lossy = lossy or repair_lossy
+                self._events(names.EVENT_REPAIR, batch)
+                for (point_form, point_lossy), count in points.items():
+                    tel.add(
+                        names.REPAIRS,
+                        count,
+                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
+                    )
+                forms = tuple(dict.fromkeys(point_form for point_form, _ in points))
+                if lossy:
+                    tel.add(names.LOSSY_PROJECTIONS, 1, labels.base)
+            attributes[names.REPAIRS_COUNT] = len(repairs)
+            attributes[names.REPAIRS_FORMS] = forms
+            attributes[names.REPAIRS_LOSSY] = lossy
+        withheld = prepared.withheld
+        if withheld is not None:
             self._event(
                 names.EVENT_TOOLS_WITHHELD,
                 {
-                    names.TOOLS_WITHHELD_REASON: prepared.withheld,
+                    names.TOOLS_WITHHELD_REASON: withheld,
                     names.TOOLS_WITHHELD_APPLIED: prepared.withheld_applied,
                     names.LANE: self.lane,
                 },
             )
-            tel.add(names.TOOLS_WITHHELD, 1, {**self._labels, names.TOOLS_WITHHELD_REASON: prepared.withheld})
-        attributes[names.FINGERPRINT_SYSTEM] = prepared.system_fingerprints or None
-        attributes[names.FINGERPRINT_TOOLS] = prepared.tools_fingerprint
-        attributes[names.FINGERPRINT_PREFIX] = prepared.prefix_fingerprint
-        attributes[names.MAX_TOOL_ROUNDS_SEEN] = prepared.tool_rounds if tel.options.max_tool_rounds else None
-        attributes[names.SYSTEM_PROMPT] = prepared.system_prompt or None
-        self._attributes(attributes)
+            tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
+        if prepared.system_fingerprints:
+            attributes[names.FINGERPRINT_SYSTEM] = prepared.system_fingerprints
+        if prepared.tools_fingerprint is not None:
+            attributes[names.FINGERPRINT_TOOLS] = prepared.tools_fingerprint
+        if prepared.prefix_fingerprint is not None:
+            attributes[names.FINGERPRINT_PREFIX] = prepared.prefix_fingerprint
+        if tel.options.max_tool_rounds:
+            attributes[names.MAX_TOOL_ROUNDS_SEEN] = prepared.tool_rounds
+        if prepared.system_prompt:
+            attributes[names.SYSTEM_PROMPT] = prepared.system_prompt
+        if attributes is not self._held:
+            tel.set_attributes(self.span, attributes)
 
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:
         """A whole (not streamed) response arrived: check it, record it, finish."""
         try:
-            _, check = _streams_api()
+            check = _check_response()
             if check is not None:
                 self.report(check(self.lane, response, requested_model=self.requested_model))
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
@@ -280,38 +350,53 @@ class CallRecord:
     def start_stream(self) -> None:
         """A streamed response begins: get this lane's observer (none when unavailable)."""
         try:
-            observer_for, _ = _streams_api()
+            observer_for = _observer_for()
             if observer_for is not None:
-                self._observer = observer_for(self.lane, requested_model=self.requested_model)
+                self.observer = observer_for(self.lane, requested_model=self.requested_model)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("stream", exc)
 
     def feed(self, event: object) -> None:
-        """One streamed event passed to the caller: hand it to the observer (guarded)."""
-        observer = self._observer
+        """One streamed event passed to the caller: hand it to the observer (guarded).
+
+        The stream proxies inline this on their per-event path (``observer.feed``, then
+        ``observer_failed`` on an exception); it is here for any other caller.
+        """
+        observer = self.observer
         if observer is None:
             return
         try:
             observer.feed(event)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self._observer = None
-            self.telemetry.error("stream", exc)
+            self.observer_failed(observer, exc)
+
+    def observer_failed(self, observer: StreamObserver, exc: Exception) -> None:
+        """``observer.feed`` raised: stop feeding it (the stream passes through), count the error."""
+        if self.observer is observer:
+            self.observer = None
+        self.telemetry.error("stream", exc)
 
     def report(self, report: StreamReport) -> None:
         """Record one response's report: GenAI response attributes, drops, ends, substitutions."""
         tel = self.telemetry
-        attributes: dict[str, AttributeValue | None] = {
-            names.GEN_AI_RESPONSE_ID: report.response_id,
-            names.GEN_AI_RESPONSE_FINISH_REASONS: report.finish_reasons or None,
-            names.GEN_AI_USAGE_INPUT_TOKENS: report.usage.input_tokens,
-            names.GEN_AI_USAGE_OUTPUT_TOKENS: report.usage.output_tokens,
-        }
-        if self._owns_span or self._pending is not None:
-            attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
-        else:
-            attributes = {}
-        attributes[names.STREAM_TORN] = report.torn or None
-        self._attributes(attributes)
+        labels = self._labels
+        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
+        if self.owns_span or self._pending is not None:
+            if report.response_id is not None:
+                attributes[names.GEN_AI_RESPONSE_ID] = report.response_id
+            if report.finish_reasons:
+                attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] = report.finish_reasons
+            usage = report.usage
+            if usage.input_tokens is not None:
+                attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+            if usage.output_tokens is not None:
+                attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+            if report.response_model is not None:
+                attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
+        if report.torn:
+            attributes[names.STREAM_TORN] = True
+        if attributes is not self._held:
+            tel.set_attributes(self.span, attributes)
         for drop in report.drops:
             self._event(
                 names.EVENT_STREAM_DROP,
@@ -322,7 +407,7 @@ class CallRecord:
                     names.LANE: self.lane,
                 },
             )
-            tel.add(names.STREAM_DROPS, drop.count, {**self._labels, names.STREAM_DROP_CAUSE: drop.cause})
+            tel.add(names.STREAM_DROPS, drop.count, labels.with_((names.STREAM_DROP_CAUSE, drop.cause)))
         ignored = report.ends_ignored
         if ignored is not None:
             self._event(
@@ -335,13 +420,11 @@ class CallRecord:
                 },
             )
             tel.add(
-                names.STREAM_ENDS_IGNORED,
-                ignored.count,
-                {**self._labels, names.STREAM_END_STATEMENT: ignored.statement},
+                names.STREAM_ENDS_IGNORED, ignored.count, labels.with_((names.STREAM_END_STATEMENT, ignored.statement))
             )
         if report.torn:
             self._event(names.EVENT_STREAM_TORN, {names.LANE: self.lane})
-            tel.add(names.STREAM_TORN_COUNT, 1, self._labels)
+            tel.add(names.STREAM_TORN_COUNT, 1, labels.base)
         if report.substituted_model is not None:
             self._event(
                 names.EVENT_RESPONSE_MODEL,
@@ -351,22 +434,24 @@ class CallRecord:
                     names.LANE: self.lane,
                 },
             )
-            tel.add(names.MODEL_SUBSTITUTIONS, 1, self._labels)
+            tel.add(names.MODEL_SUBSTITUTIONS, 1, labels.base)
         repetition = report.repetition
-        hits = ([(repetition.cut, True)] if repetition.cut is not None else []) + [
-            (hit, False) for hit in repetition.spared
-        ]
-        for hit, cut in hits:
-            self._event(
-                names.EVENT_REPETITION,
-                {
-                    names.REPETITION_RULE: hit.rule,
-                    names.REPETITION_DEPTH: hit.depth,
-                    names.REPETITION_CUT: cut,
-                    names.LANE: self.lane,
-                },
-            )
-        self.calls_seen(report.calls)
+        if repetition.cut is not None or repetition.spared:
+            hits = ([(repetition.cut, True)] if repetition.cut is not None else []) + [
+                (hit, False) for hit in repetition.spared
+            ]
+            for hit, cut in hits:
+                self._event(
+                    names.EVENT_REPETITION,
+                    {
+                        names.REPETITION_RULE: hit.rule,
+                        names.REPETITION_DEPTH: hit.depth,
+                        names.REPETITION_CUT: cut,
+                        names.LANE: self.lane,
+                    },
+                )
+        if report.calls:
+            self.calls_seen(report.calls)
 
     def calls_seen(self, calls: tuple[StreamedCall, ...]) -> None:
         """The hook point where a response's whole calls are seen: handoff events are emitted here.
@@ -390,7 +475,7 @@ class CallRecord:
                         names.LANE: self.lane,
                     },
                 )
-                self.telemetry.add(names.HANDOFFS_REFUSED, 1, self._labels)
+                self.telemetry.add(names.HANDOFFS_REFUSED, 1, self._labels.base)
             for call in handoffs:
                 self._event(
                     names.EVENT_HANDOFF,
@@ -400,7 +485,8 @@ class CallRecord:
                         names.LANE: self.lane,
                     },
                 )
-                self.telemetry.add(names.HANDOFFS, 1, {**self._labels, names.HANDOFF_TOOL: call.name})
+            for tool, count in Counter(c.name for c in handoffs).items():
+                self.telemetry.add(names.HANDOFFS, count, self._labels.with_((names.HANDOFF_TOOL, tool)))
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("handoff", exc)
 
@@ -409,28 +495,34 @@ class CallRecord:
         """End the call once: close the stream's report (if any), record the error, end the span.
 
         A record still waiting for the SDK's span starts its own now, so nothing recorded is lost.
-        A held SDK span end is released last, after everything is recorded on it.
+        Our own span gets its held attributes in one call, then ends. A held SDK span end is
+        released last, after everything is recorded on it.
         """
         with self._lock:
             if self._finishing:
                 return
             self._finishing = True
-            observer, self._observer = self._observer, None
-        try:
-            if observer is not None:
+            observer, self.observer = self.observer, None
+        if observer is not None:
+            try:
                 self.report(observer.finish())
-        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self.telemetry.error("stream", exc)
+            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+                self.telemetry.error("stream", exc)
         if self._pending is not None:
             self._own_span()
         with self._lock:
             self._finished = True
             held, self._stashed_end = self._stashed_end, None
         span = self.span
+        if span is not None and self.owns_span:
+            attributes = self._held
+            if error is not None:
+                attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
+            if attributes:
+                self.telemetry.set_attributes(span, attributes)
         try:
-            if span is not None and self._owns_span:
+            if span is not None and self.owns_span:
                 if error is not None:
-                    span.set_attribute(names.ERROR_TYPE, type(error).__qualname__)
                     span.set_status(Status(StatusCode.ERROR))
                 span.end()
             if held is not None:

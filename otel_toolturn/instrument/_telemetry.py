@@ -7,6 +7,9 @@ Every method that touches OpenTelemetry is guarded: a failure is counted in
 Events go out twice, driven by what the application configured: as span events (Jaeger and
 Tempo show these) and, when a logger provider is configured, as log records of the same name
 (the form the OpenTelemetry specification is moving to).
+
+Metric attribute sets are built once per lane and provider (``Labels``) and shared by every call:
+OpenTelemetry copies what it is given, so a shared set is never mutated.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from opentelemetry.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
+from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import LANES_OF, Options
+from otel_toolturn.instrument._config import LANES_OF, Mode, Options, Provider
 
 _log = logging.getLogger("otel_toolturn.instrument")
 
@@ -31,10 +35,37 @@ Attributes = Mapping[str, AttributeValue]
 
 VERSION = "0.1.0"
 
+_MAX_CACHED_SETS = 256
+"""How many attribute sets one ``Labels`` keeps (a bound: handoff tool names come from responses)."""
+
 
 def _configured(provider: LoggerProvider) -> bool:
     """Whether ``provider`` is one the application set up (not the API's proxy or no-op default)."""
     return not isinstance(provider, (ProxyLoggerProvider, NoOpLoggerProvider))
+
+
+class Labels:
+    """The metric attribute sets of one lane and provider, built once and shared (never mutated).
+
+    ``base``: lane and provider. ``requests``: those and the mode. ``with_((key, value), ...)``:
+    ``base`` and the given attributes (a repair's form and lossiness, a drop's cause...), cached.
+    """
+
+    __slots__ = ("_sets", "base", "requests")
+
+    def __init__(self, lane: Lane, provider: Provider, mode: Mode) -> None:
+        self.base: Attributes = {names.LANE: lane, names.PROVIDER: provider}
+        self.requests: Attributes = {names.LANE: lane, names.PROVIDER: provider, names.MODE: mode}
+        self._sets: dict[tuple[tuple[str, AttributeValue], ...], Attributes] = {}
+
+    def with_(self, *pairs: tuple[str, AttributeValue]) -> Attributes:
+        """``base`` and the attributes ``pairs`` (after it, in order)."""
+        found = self._sets.get(pairs)
+        if found is None:
+            found = {**self.base, **dict(pairs)}
+            if len(self._sets) < _MAX_CACHED_SETS:
+                self._sets[pairs] = found
+        return found
 
 
 class Telemetry:
@@ -66,9 +97,26 @@ class Telemetry:
         self._logger = (
             get_logger(names.INSTRUMENTATION_NAME, VERSION, logger_provider=chosen) if _configured(chosen) else None
         )
+        self._labels: dict[tuple[Lane, Provider], Labels] = {
+            (lane, provider): Labels(lane, provider, options.mode)
+            for provider, lanes in LANES_OF.items()
+            for lane in lanes
+        }
         for provider in options.providers:
             for lane in LANES_OF[provider]:
-                self.add(names.LOSSY_PROJECTIONS, 0, {names.LANE: lane, names.PROVIDER: provider})
+                self.add(names.LOSSY_PROJECTIONS, 0, self.labels(lane, provider).base)
+
+    def labels(self, lane: Lane, provider: Provider) -> Labels:
+        """The shared metric attribute sets of ``lane`` and ``provider``."""
+        found = self._labels.get((lane, provider))
+        if found is None:
+            found = self._labels[lane, provider] = Labels(lane, provider, self.options.mode)
+        return found
+
+    @property
+    def logs(self) -> bool:
+        """Whether events also go out as log records (a logger provider is configured)."""
+        return self._logger is not None
 
     def error(self, stage: names.ErrorStage, exc: BaseException) -> None:
         """Count and log (at debug) an error caught inside otel-toolturn; never raises."""
@@ -94,24 +142,36 @@ class Telemetry:
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("metric", exc)
 
-    def event(self, span: Span | None, name: str, attributes: Attributes) -> None:
-        """Emit one contract event on ``span`` and, when configured, as a log record (guarded)."""
+    def events(self, span: Span | None, name: str, batch: Sequence[Attributes], context: Context | None = None) -> None:
+        """Emit a contract event per attribute set of ``batch``: on ``span`` and, when configured, as a log record.
+
+        Each event is guarded on its own. The log records carry ``context`` (``span`` made current
+        in it when not given).
+        """
+        logger = self._logger
         try:
-            if span is not None and span.is_recording():
-                span.add_event(name, attributes)
-            if self._logger is not None:
-                context: Context | None = trace.set_span_in_context(span) if span is not None else None
-                self._logger.emit(event_name=name, attributes=attributes, context=context)
+            recording = span if span is not None and span.is_recording() else None
+            if logger is not None and context is None and span is not None:
+                context = trace.set_span_in_context(span)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("event", exc)
+            return
+        for attributes in batch:
+            try:
+                if recording is not None:
+                    recording.add_event(name, attributes)
+                if logger is not None:
+                    logger.emit(event_name=name, attributes=attributes, context=context)
+            except Exception as exc:  # noqa: BLE001, PERF203 - never breaks the call; each event guarded alone
+                self.error("event", exc)
 
-    def set_attributes(self, span: Span | None, attributes: Mapping[str, AttributeValue | None]) -> None:
-        """Set the non-``None`` ``attributes`` on ``span`` (guarded)."""
-        if span is None:
+    def set_attributes(self, span: Span | None, attributes: Attributes) -> None:
+        """Set ``attributes`` (no ``None`` values) on ``span`` in one call (guarded)."""
+        if span is None or not attributes:
             return
         try:
             if span.is_recording():
-                span.set_attributes({k: v for k, v in attributes.items() if v is not None})
+                span.set_attributes(attributes)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("span", exc)
 
