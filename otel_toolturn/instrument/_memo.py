@@ -9,9 +9,11 @@ same message objects, each unchanged, costs one identity comparison and one snap
 (both at C speed) plus the rules run on its new messages only.
 
 A transcript seen for the first time takes the pure path (``ensure_tool_turn_invariants``, the
-strip rule on the view, the pieces read from the request); the memo only notes its messages and
-their digests. The rules' findings are worked out in full when it is resent, longer or not, and
-extended from then on. A memo belongs to one owner (the instrumentation's options): a new owner
+strip rule on the view, the pieces read from the request); the memo only notes its message
+objects (no snapshot: a transcript sent once, as by a framework that rebuilds its messages on
+every call, costs next to nothing more). When it is resent, longer or not, every message is read
+anew, as it stands then: the snapshots are taken, the rules' findings worked out in full and the
+digests made; they are extended from then on. A memo belongs to one owner (the instrumentation's options): a new owner
 starts it empty.
 
 The answers are the pure functions' on the same input, never an estimate:
@@ -22,7 +24,7 @@ The answers are the pure functions' on the same input, never an estimate:
   them). A transcript whose survey asked for the whole-list reading is never resumed from;
 - the strip rule (``compose.strip_framework_fields``) runs on the new messages and on the items
   the law wrote; each remembered message it changed is replaced by the stripped copy made when it
-  was first seen (equal to a fresh one);
+  was first read (equal to a fresh one);
 - the system-prompt pieces (``compose.transcript_system_pieces``) are read from the new messages
   and appended to the remembered ones. They are read from the caller's transcript, not from the
   repaired view: the law never drops, moves among themselves, changes or makes ``system`` /
@@ -33,7 +35,7 @@ The answers are the pure functions' on the same input, never an estimate:
   digests by position, and of the items it wrote only those it made are digested.
 
 What proves a remembered message unchanged: it is the very object (``is``), and it compares equal
-to the snapshot taken when it was first seen: a shallow copy of the message in which every list
+to the snapshot taken when it was first read: a shallow copy of the message in which every list
 and dict value is itself copied one level. So a field set, added or removed in place, and an item
 appended to, removed from or replaced in a content list, a ``tool_calls`` list or any other list
 or dict field, is noticed, and the transcript is read as new.
@@ -41,7 +43,7 @@ or dict field, is noticed, and the transcript is read as new.
 What it does not notice: a change two levels down, inside an item of such a list (a content
 block's or a tool call's own field set in place, e.g. ``block["id"] = ...``), or inside a nested
 dict of a nested dict; and a value replaced by another that compares equal to it (``==``). The
-prefix fingerprint keeps the digests of the first sighting for such a message (see ``_digests``).
+prefix fingerprint keeps the digests of the first reading for such a message (see ``_digests``).
 
 Only plain transcripts are remembered: a list or tuple whose every message is a ``dict``. Anything
 else (typed SDK objects, other sequences, a string input) takes the pure path, as does any
@@ -117,7 +119,7 @@ class Transcript:
         *,
         lane: Lane,
         messages: tuple[object, ...],
-        snapshots: list[object],
+        snapshots: list[object] | None,
         surveyed: bool,
         survey: Survey | None,
         stripped: dict[int, object],
@@ -127,6 +129,7 @@ class Transcript:
         self.lane = lane
         self.messages = messages
         self.snapshots = snapshots
+        """Each message as the rules read it (``_snapshot``); ``None`` on a first sighting (never resumed from)."""
         self.surveyed = surveyed
         """Whether the rules' findings below were worked out (not on a first sighting: the pure path ran)."""
         self.survey = survey
@@ -311,13 +314,11 @@ class TranscriptMemo:
         tail = messages[known:]
         if not all(type(m) is dict for m in tail):
             return None
-        fresh = map(_snapshot, cast("Sequence[dict[object, object]]", tail))
-        snapshots: list[object] = [*match.snapshots, *fresh] if match is not None else list(fresh)
-        if match is None:  # a first sighting: the pure path decides this call
+        if match is None:  # a first sighting: the pure path decides this call, nothing is resumed from it
             entry = Transcript(
                 lane=lane,
                 messages=tuple(messages),
-                snapshots=snapshots,
+                snapshots=None,
                 surveyed=False,
                 survey=None,
                 stripped={},
@@ -325,6 +326,11 @@ class TranscriptMemo:
                 base=None,
             )
         else:
+            if match.surveyed and match.snapshots is not None:
+                fresh = map(_snapshot, cast("Sequence[dict[object, object]]", tail))
+                snapshots = [*match.snapshots, *fresh]
+            else:  # the first resend: every message is read now, as it stands now
+                snapshots = list(map(_snapshot, cast("Sequence[dict[object, object]]", messages)))
             entry = _extended(match, messages, lane, snapshots)
         with self._lock:
             recent = [e for e in self._recent if e is not match]
@@ -351,6 +357,8 @@ class TranscriptMemo:
             known = len(entry.messages)
             if not all(map(operator.is_, messages, entry.messages)):
                 continue
+            if entry.snapshots is None:
+                return entry  # a first sighting: its resend reads every message anew
             prefix = messages[:known]
             if (prefix if type(prefix) is list else list(prefix)) != entry.snapshots:
                 with self._lock:
@@ -382,7 +390,7 @@ def _extended(
         survey=survey,
         stripped=stripped,
         pieces=pieces,
-        base=match.seen() or match._base,
+        base=(match.seen() or match._base) if match.surveyed else None,
     )
 
 

@@ -451,3 +451,20 @@ def test_a_new_owner_starts_the_memo_empty() -> None:
     again = memo.recall(list(messages), lane=lane, owner="second")
     assert again is not None
     assert not again.surveyed
+
+
+@pytest.mark.parametrize(("name", "edit"), _in_place_edits(), ids=[n for n, _ in _in_place_edits()])
+def test_a_first_sighting_takes_no_snapshot_and_an_edit_before_its_resend_is_read(name: str, edit: Any) -> None:
+    """A transcript sent once costs no snapshot; edited in place before its resend, the resend gets the pure answers."""
+    del name
+    lane: Lane = "anthropic.messages"
+    messages: list[Any] = build(lane, [U("q"), A(CallBlock("c1")), R("c1")])
+    memo = TranscriptMemo()
+    first = memo.recall(messages, lane=lane)
+    assert first is not None
+    assert first.snapshots is None
+    assert not first.surveyed
+    first_view = first.view(messages, chained=False)
+    first.prefix_fingerprint(first.strip(messages, first_view), messages, first_view)  # digests made, then stale
+    edit(messages)
+    _check_call(memo, lane, [*messages, *build(lane, [U("next")])], chained=False)
