@@ -232,6 +232,20 @@ class Batch:
     others: list[object]
     """The other wire items after the turn, in order (the items holding late results left out)."""
 
+    def answer(self, call_id: object, result: object, source: object) -> bool:
+        """Note a result recorded after this turn: in place while no other item stood between, else late.
+
+        ``source``: the wire item the result stands in (``None`` when it is that item). ``False``:
+        it answers no call of this turn, or one already answered — not a plain shape.
+        """
+        if type(call_id) is not str or call_id not in self.call_ids or call_id in self.answered or call_id in self.late:
+            return False
+        if self.others:
+            self.late[call_id] = (result, source)
+        else:
+            self.answered.append(call_id)
+        return True
+
 
 Stretch = tuple[list[object], list[list[str | None] | None], list[Batch]]
 """A span read the quick way: the wire items ahead of its first turn, the result ids each holds
@@ -245,7 +259,7 @@ class LaneAdapter(Protocol):
     unique_ids: bool
     """Whether the API rejects a call id repeated anywhere in the request (reused ids get derived ids)."""
 
-    def survey(self, messages: Sequence[object]) -> Survey | None:
+    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
         """One fast scan: the segments and which of them need the law (none: it would restore nothing).
 
         ``None`` when the list needs the whole-list reading: an item it cannot read, or (where ids

@@ -57,15 +57,15 @@ import itertools
 import operator
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from otel_toolturn import _law, compose
 from otel_toolturn._law import ToolTurnView
-from otel_toolturn._view import Survey, SurveyState
+from otel_toolturn._view import Survey
 from otel_toolturn._vocab import Lane
 from otel_toolturn.compose import message_digest
 from otel_toolturn.instrument._digests import Seen, fingerprint_from, remembered
-from otel_toolturn.lanes import adapter_for, anthropic_messages, openai_chat, openai_responses
+from otel_toolturn.lanes import adapter_for
 
 if TYPE_CHECKING:
     from otel_toolturn.compose import SystemPromptPiece
@@ -78,12 +78,6 @@ _TRANSCRIPT_KEY: Final[dict[Lane, str]] = {
     "openai.chat_completions": "messages",
     "openai.responses": "input",
 }
-
-
-class _Resumable(Protocol):
-    """A lane adapter whose survey resumes from a paused scan."""
-
-    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None: ...
 
 
 _COPIED: Final = (list, dict)
@@ -373,7 +367,7 @@ def _extended(
 ) -> Transcript:
     """``messages``' entry from ``match``, the entry of their first messages: the rules run on what it has not read."""
     known = len(match.messages) if match.surveyed else 0
-    survey = _RESUMABLE[lane].survey(messages, match.state if match.surveyed else None)
+    survey = adapter_for(lane).survey(messages, match.state if match.surveyed else None)
     unread = messages[known:]
     kept = compose.strip_framework_fields(unread)
     stripped = dict(match.stripped) if match.surveyed else {}
@@ -392,10 +386,3 @@ def _extended(
         pieces=pieces,
         base=(match.seen() or match._base) if match.surveyed else None,
     )
-
-
-_RESUMABLE: Final[dict[Lane, _Resumable]] = {
-    "anthropic.messages": anthropic_messages.ADAPTER,
-    "openai.chat_completions": openai_chat.ADAPTER,
-    "openai.responses": openai_responses.ADAPTER,
-}

@@ -101,18 +101,13 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
     def _self_events(self) -> Iterator[object]:
         """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is).
 
-        Per event: the observer's ``feed`` and nothing else (``CallRecord.feed`` inlined); an
-        observer that raises is dropped and the stream passes through.
+        Per event: ``CallRecord.feed`` and nothing else; an observer that raises is dropped and the
+        stream passes through.
         """
         record = self._self_record
         try:
             for event in self.__wrapped__:
-                observer = record.observer
-                if observer is not None:
-                    try:
-                        observer.feed(event)
-                    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                        record.observer_failed(observer, exc)
+                record.feed(event)
                 yield event
         except GeneratorExit:
             raise
@@ -131,12 +126,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         except BaseException as exc:
             record.finish(exc)
             raise
-        observer = record.observer
-        if observer is not None:
-            try:
-                observer.feed(event)
-            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                record.observer_failed(observer, exc)
+        record.feed(event)
         return event
 
     def __enter__(self) -> StreamProxy:
@@ -179,12 +169,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         record = self._self_record
         try:
             async for event in self.__wrapped__:
-                observer = record.observer
-                if observer is not None:
-                    try:
-                        observer.feed(event)
-                    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                        record.observer_failed(observer, exc)
+                record.feed(event)
                 yield event
         except GeneratorExit:
             raise
@@ -203,12 +188,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         except BaseException as exc:
             record.finish(exc)
             raise
-        observer = record.observer
-        if observer is not None:
-            try:
-                observer.feed(event)
-            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                record.observer_failed(observer, exc)
+        record.feed(event)
         return event
 
     async def __aenter__(self) -> AsyncStreamProxy:

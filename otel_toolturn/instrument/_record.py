@@ -359,8 +359,7 @@ class CallRecord:
     def feed(self, event: object) -> None:
         """One streamed event passed to the caller: hand it to the observer (guarded).
 
-        The stream proxies inline this on their per-event path (``observer.feed``, then
-        ``observer_failed`` on an exception); it is here for any other caller.
+        An observer that raises is dropped (the stream passes through) and the error counted.
         """
         observer = self.observer
         if observer is None:
@@ -368,13 +367,9 @@ class CallRecord:
         try:
             observer.feed(event)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self.observer_failed(observer, exc)
-
-    def observer_failed(self, observer: StreamObserver, exc: Exception) -> None:
-        """``observer.feed`` raised: stop feeding it (the stream passes through), count the error."""
-        if self.observer is observer:
-            self.observer = None
-        self.telemetry.error("stream", exc)
+            if self.observer is observer:
+                self.observer = None
+            self.telemetry.error("stream", exc)
 
     def report(self, report: StreamReport) -> None:
         """Record one response's report: GenAI response attributes, drops, ends, substitutions."""

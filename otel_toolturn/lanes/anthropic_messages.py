@@ -245,18 +245,12 @@ class AnthropicMessages:
                             lead.append(message)
                             lead_ids.append(answers)
                             continue
-                        call_ids, answered, late, after = batch.call_ids, batch.answered, batch.late, batch.others
                         for block in content:
                             if type(block) is not dict or block.get("type") != "tool_result":
                                 return None  # results and other blocks share the message
-                            call_id = block.get("tool_use_id")
-                            if call_id not in call_ids or call_id in answered or call_id in late:
+                            if not batch.answer(block.get("tool_use_id"), block, message):
                                 return None
-                            if after:
-                                late[call_id] = (block, message)
-                            else:
-                                answered.append(call_id)
-                        if not after:
+                        if not batch.others:
                             batch.placed.append(message)
                         continue
                     for block in content:

@@ -153,18 +153,10 @@ class OpenAIChat:
                 if batch is None:
                     lead.append(message)
                     lead_ids.append([call_id])
-                elif (
-                    call_id is None
-                    or call_id not in batch.call_ids
-                    or call_id in batch.answered
-                    or call_id in batch.late
-                ):
+                elif not batch.answer(call_id, message, None):
                     return None
-                elif batch.others:
-                    batch.late[call_id] = (message, None)
-                else:
+                elif not batch.others:
                     batch.placed.append(message)
-                    batch.answered.append(call_id)
                 continue
             if role == "assistant":
                 calls = message.get("tool_calls")

@@ -191,18 +191,10 @@ class OpenAIResponses:
                 if batch is None:
                     lead.append(item)
                     lead_ids.append([call_id])
-                elif (
-                    call_id is None
-                    or call_id not in batch.call_ids
-                    or call_id in batch.answered
-                    or call_id in batch.late
-                ):
+                elif not batch.answer(call_id, item, None):
                     return None
-                elif batch.others:
-                    batch.late[call_id] = (item, None)
-                else:
+                elif not batch.others:
                     batch.placed.append(item)
-                    batch.answered.append(call_id)
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):

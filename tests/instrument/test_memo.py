@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from otel_toolturn import LANES, Lane, ToolTurnInputError, compose, ensure_tool_turn_invariants
 from otel_toolturn._law import ToolTurnView
 from otel_toolturn._view import Survey, SurveyState
-from otel_toolturn.instrument import _memo, _request
+from otel_toolturn.instrument import _request
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._memo import Transcript, TranscriptMemo
 from otel_toolturn.instrument._request import prepare_request
+from otel_toolturn.lanes import adapter_for
 from tests.test_law_examples import EXAMPLES
 from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Text, Thinking, U, build
 
@@ -30,7 +31,7 @@ KEY: dict[Lane, str] = {
 
 
 def _survey(lane: Lane, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-    return _memo._RESUMABLE[lane].survey(messages, state)
+    return adapter_for(lane).survey(messages, state)
 
 
 def _same_survey(a: Survey | None, b: Survey | None) -> bool:
@@ -268,7 +269,7 @@ def _growing(lane: Lane, rounds: int) -> Iterator[list[object]]:
 def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
     """A conversation resent one round longer each call: from the second resend on, only new messages are surveyed."""
     surveyed: list[int] = []
-    adapter = _memo._RESUMABLE[lane]
+    adapter = adapter_for(lane)
     survey = adapter.survey
 
     def counting(messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
