@@ -10,19 +10,22 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``chat 2,000 msgs``: ``chat.completions.create`` in a conversation of 2,000 messages (tool
   rounds) that grows by one round (user, assistant call, result) per call, resent as the same
   message objects, as an agent does (``Conversation``); it starts over after 100 rounds;
-- ``chat 2,000 msgs, cold``: a 2,000-message transcript of new message objects on every call, as
-  a framework that rebuilds its dicts sends it;
+- ``chat 2,000 msgs, rebuilt``: the growing conversation sent as new message objects with the same
+  values on every call, as a framework that rebuilds its dicts from its own message types sends it;
+- ``chat 2,000 msgs, cold``: a 2,000-message transcript seen for the first time on every call (as a
+  process resuming a stored conversation sends its first request);
 - ``chat 2,000 msgs, broken``: the growing conversation with missing results (otel-toolturn
   repairs it on every call);
 - ``chat stream 5,000``: ``chat.completions.create(stream=True)`` read to the end, 5,000 chunks;
-- ``anthropic 2,000 msgs`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
+- ``anthropic 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
   through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI).
 
 Variants: ``otel-toolturn``; ``otel-genai`` (``opentelemetry-instrumentation-genai-openai``, or
 ``-openai-v2``); ``openllmetry`` (``opentelemetry-instrumentation-openai`` from traceloop), each
 with its default settings. A variant whose package is not installed is reported as such.
 
-Run: ``python -m bench.overhead`` (``--quick`` for fewer rounds). ``--split`` instead prints where
+Run: ``python -m bench.overhead`` (``--quick`` for fewer rounds). The transcripts are made before
+the clock starts. ``--split`` instead prints where
 otel-toolturn's own time goes on each 2,000-message call, with the SDK call itself stubbed out:
 the transcript memo (its check of the remembered messages and the rules on the new ones), the law
 given the survey, the strip rule, the request receipt (prefix fingerprint; system-prompt pieces
@@ -116,9 +119,6 @@ def anthropic_transcript(size: int, *, broken: bool = False) -> list[dict[str, A
 ROUNDS: Final = 100
 """How many rounds a growing conversation takes before it starts over (its first call is then cold)."""
 
-COPIES: Final = 20
-"""How many rebuilt copies of a cold transcript take turns: more than the memo remembers."""
-
 
 def chat_round(turn: int) -> list[dict[str, Any]]:
     """One Chat round of a growing conversation: the user asks, the assistant calls a tool, its result."""
@@ -149,12 +149,17 @@ class Conversation:
 
     ``next()`` is the transcript of the next call (a new list of the same objects plus one more
     round). After ``ROUNDS`` rounds it starts over from the first transcript, so a run of any
-    length stays near its size; the call that starts over is read cold.
+    length stays near its size; the call that starts over is read cold. ``rebuilt``: every call's
+    messages are new objects with the same values, as a framework that rebuilds its dicts from its
+    own message types sends them.
     """
 
-    def __init__(self, base: list[dict[str, Any]], rounds: list[list[dict[str, Any]]]) -> None:
+    def __init__(
+        self, base: list[dict[str, Any]], rounds: list[list[dict[str, Any]]], *, rebuilt: bool = False
+    ) -> None:
         self._base = base
         self._rounds = rounds
+        self._rebuilt = rebuilt
         self._at = 0
 
     def next(self) -> list[dict[str, Any]]:
@@ -162,24 +167,26 @@ class Conversation:
         if self._at == len(self._rounds):
             self._at = 0
         self._at += 1
-        return self._base + [m for r in self._rounds[: self._at] for m in r]
+        transcript = self._base + [m for r in self._rounds[: self._at] for m in r]
+        return [_rebuilt(m) for m in transcript] if self._rebuilt else transcript
 
 
-class Rebuilt:
-    """A transcript as a framework that rebuilds its dicts sends it: new message objects on every call.
+class Cold:
+    """A transcript seen for the first time on every call, as a process resuming a stored conversation sends it.
 
-    ``COPIES`` copies are made ahead and take turns, more than the memo remembers, so no call finds
-    its transcript remembered.
+    Every call's transcript is new objects, its first message its own (so no two are equal): the
+    memo never finds it, or an equal one, remembered.
     """
 
     def __init__(self, base: list[dict[str, Any]]) -> None:
-        self._copies = [[_rebuilt(m) for m in base] for _ in range(COPIES)]
-        self._at = 0
+        self._base = base
+        self._made = 0
 
     def next(self) -> list[dict[str, Any]]:
-        """The transcript of the next call: the next copy."""
-        self._at = (self._at + 1) % len(self._copies)
-        return self._copies[self._at]
+        """The transcript of the next call."""
+        self._made += 1
+        first = self._base[0]
+        return [{**first, "content": f"{first['content']} (sending {self._made})"}, *map(_rebuilt, self._base[1:])]
 
 
 def _rebuilt(message: dict[str, Any]) -> dict[str, Any]:
@@ -189,8 +196,11 @@ def _rebuilt(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def transcripts(lane: str) -> dict[str, Conversation | Rebuilt]:
-    """The three 2,000-message transcripts of a lane: growing, cold, broken (growing)."""
+def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation | Cold]:
+    """The four 2,000-message transcripts of a lane: growing, rebuilt (growing), cold, broken (growing).
+
+    ``tag``: appended to the first message, so that two sets of a lane's transcripts are not equal.
+    """
     if lane == "chat":
         base, broken, make = chat_transcript(MESSAGES, broken=False), chat_transcript(MESSAGES, broken=True), chat_round
     else:
@@ -199,9 +209,12 @@ def transcripts(lane: str) -> dict[str, Conversation | Rebuilt]:
             anthropic_transcript(MESSAGES, broken=True),
             anthropic_round,
         )
+    for transcript in (base, broken):
+        transcript[0] = {**transcript[0], "content": f"{transcript[0]['content']}{tag}"}
     return {
         "": Conversation(base, [make(n) for n in range(ROUNDS)]),
-        ", cold": Rebuilt(base),
+        ", rebuilt": Conversation(base, [make(n) for n in range(ROUNDS)], rebuilt=True),
+        ", cold": Cold(base),
         ", broken": Conversation(broken, [make(n) for n in range(ROUNDS)]),
     }
 
@@ -320,7 +333,8 @@ def _instrumentor(variant: str) -> tuple[Any, str] | None:
     return None
 
 
-Call = Callable[[], object]
+Call = tuple[Callable[[], object], Callable[[Any], object]]
+"""A timed call: what makes its input (not timed: a transcript, as the application builds it), and the call."""
 
 
 def _drain(stream: Iterable[object]) -> int:
@@ -340,11 +354,14 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
             transport=httpx2.MockTransport(lambda _r: httpx2.Response(200, content=body, headers=headers))
         )
 
-    def chat_call(source: Conversation | Rebuilt) -> Call:
-        return lambda: chat.chat.completions.create(model=MODEL, messages=source.next())
+    def nothing() -> None:
+        return None
 
-    def anthropic_call(source: Conversation | Rebuilt) -> Call:
-        return lambda: ant.messages.create(model=MODEL, max_tokens=8, messages=source.next())
+    def chat_call(source: Conversation | Cold) -> Call:
+        return source.next, lambda messages: chat.chat.completions.create(model=MODEL, messages=messages)
+
+    def anthropic_call(source: Conversation | Cold) -> Call:
+        return source.next, lambda messages: ant.messages.create(model=MODEL, max_tokens=8, messages=messages)
 
     chat: Any = openai.OpenAI(api_key="k", http_client=client(chat_json(), "json"), max_retries=0)
     chat_stream: Any = openai.OpenAI(api_key="k", http_client=client(chat_sse(EVENTS), "sse"), max_retries=0)
@@ -353,7 +370,7 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
         f"chat 2,000 msgs{suffix}": (chat_call(source), 1) for suffix, source in transcripts("chat").items()
     }
     calls["chat stream 5,000"] = (
-        lambda: _drain(chat_stream.chat.completions.create(model=MODEL, messages=short, stream=True)),
+        (nothing, lambda _: _drain(chat_stream.chat.completions.create(model=MODEL, messages=short, stream=True))),
         1,
     )
     if openai_only:
@@ -370,7 +387,7 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
         calls[f"anthropic 2,000 msgs{suffix}"] = (anthropic_call(source), count)
     first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (
-        lambda: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=first, stream=True)),
+        (nothing, lambda _: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=first, stream=True))),
         1,
     )
     return calls
@@ -379,14 +396,17 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
 def _once(call: Call, count: int) -> float:
     """Seconds of this process's CPU time per call, garbage collection paused (as ``timeit`` does).
 
-    CPU time rather than wall time: other processes' load on a shared machine stays out.
+    The inputs are made before the clock starts. CPU time rather than wall time: other processes'
+    load on a shared machine stays out.
     """
+    prepare, run = call
+    inputs = [prepare() for _ in range(count)]
     gc.collect()
     gc.disable()
     try:
         started = time.process_time()
-        for _ in range(count):
-            call()
+        for given in inputs:
+            run(given)
         return (time.process_time() - started) / count
     finally:
         gc.enable()
@@ -412,7 +432,7 @@ def child(variant: str, *, quick: bool) -> dict[str, Any]:
     before: dict[str, float] = {}
     ratio: dict[str, float] = {}
     for name, (call, count) in calls.items():
-        call()
+        _once(call, 1)
         plain: list[float] = []
         ratios: list[float] = []
         for index in range(rounds):
@@ -510,7 +530,7 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
     """Where otel-toolturn's own time goes on each 2,000-message call, the SDK call stubbed out (µs per call).
 
     Each figure is the median over the calls of a growing conversation (``Conversation``; the cold
-    rows: ``Rebuilt``) of this thread's CPU time. ``total``: the patched method around a stub that
+    row: ``Cold``) of this thread's CPU time. ``total``: the patched method around a stub that
     returns the SDK's own response object at once. ``memo``: the transcript memo's check of the
     remembered messages and the rules (survey, strip, system pieces) on the new ones. ``law``: the
     law given the survey. ``strip``: the strip rule on the view. ``receipt: prefix``: the prefix
@@ -531,7 +551,7 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
         ("chat", chat.chat.completions, chat_reply, {}),
         ("anthropic", ant.messages, ant_reply, {"max_tokens": 8}),
     ):
-        phases, calls = transcripts(lane), transcripts(lane)
+        phases, calls = transcripts(lane, tag=" (phases)"), transcripts(lane)
         for suffix in phases:
             cases[f"{lane} 2,000 msgs{suffix}"] = (resource, reply, extra, (phases[suffix], calls[suffix]))
     instrumentor = ToolTurnInstrumentor()

@@ -90,10 +90,11 @@ def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
 
 
 def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
-    """The entry of ``messages``: ``match``'s (an entry of their first messages, the very objects) extended.
+    """The entry of ``messages``: ``match``'s (an entry of their first messages) extended.
 
-    ``match`` ``None``: every message is digested. The caller has checked that ``match`` is a
-    prefix of ``messages`` by identity.
+    ``match`` ``None``: every message is digested. The caller has checked that ``match``'s messages
+    are ``messages``' first ones: the very objects, or (the transcript memo) messages equal to them,
+    whose digests are the same; the entry names ``messages``' own objects either way.
     """
     total = len(messages)
     if match is None:
@@ -101,7 +102,7 @@ def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
         return Seen(tuple(messages), digests, hashlib.sha256(b"".join(digests[:-1])))
     known = len(match.messages)
     if known == total:
-        return match
+        return match if match.messages is messages else Seen(tuple(messages), match.digests, match.prefix)
     digests = match.digests + [message_digest(m) for m in messages[known:]]
     prefix = match.prefix.copy()
     prefix.update(b"".join(digests[known - 1 : total - 1]))

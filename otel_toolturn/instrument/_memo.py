@@ -1,20 +1,20 @@
 """The transcript memo: the request path's work on a transcript, resumed where the last call left it.
 
-Role: an agent resends the same message objects on every turn, one or two more each time. For
-the last few transcripts it saw, the memo remembers what the request hook worked out about them:
-the lane's survey paused at their end (``SurveyState``), which messages the strip rule changes and
-into what, the system-prompt pieces among them, and (once a receipt asked) their digests for the
-prefix fingerprint (``_digests``). A new transcript that begins with a remembered one, the very
-same message objects, each unchanged, costs one identity comparison and one snapshot comparison
-(both at C speed) plus the rules run on its new messages only.
+Role: an agent resends its transcript on every turn, one or two messages more each time: the same
+message objects, or (a framework that rebuilds its dicts from its own message types) new objects
+with the same values. For the last few transcripts it saw, the memo remembers what the request
+hook worked out about them: the lane's survey paused at their end (``SurveyState``), which
+messages the strip rule changes and into what, the system-prompt pieces among them, and (once a
+receipt asked) their digests for the prefix fingerprint (``_digests``). A new transcript whose
+first messages match a remembered one costs one comparison of those messages with the snapshots
+taken when they were read (at C speed) plus the rules run on its new messages only.
 
 A transcript seen for the first time takes the pure path (``ensure_tool_turn_invariants``, the
 strip rule on the view, the pieces read from the request); the memo only notes its message
-objects (no snapshot: a transcript sent once, as by a framework that rebuilds its messages on
-every call, costs next to nothing more). When it is resent, longer or not, every message is read
-anew, as it stands then: the snapshots are taken, the rules' findings worked out in full and the
-digests made; they are extended from then on. A memo belongs to one owner (the instrumentation's options): a new owner
-starts it empty.
+objects (no snapshot: a transcript sent once costs next to nothing more). When it is resent,
+longer or not, every message is read anew, as it stands then: the snapshots are taken, the rules'
+findings worked out in full and the digests made; they are extended from then on. A memo belongs
+to one owner (the instrumentation's options): a new owner starts it empty.
 
 The answers are the pure functions' on the same input, never an estimate:
 
@@ -24,7 +24,8 @@ The answers are the pure functions' on the same input, never an estimate:
   them). A transcript whose survey asked for the whole-list reading is never resumed from;
 - the strip rule (``compose.strip_framework_fields``) runs on the new messages and on the items
   the law wrote; each remembered message it changed is replaced by the stripped copy made when it
-  was first read (equal to a fresh one);
+  was first read (equal to a fresh one), or, where the caller now sends another object equal to
+  it, by a copy made from that object;
 - the system-prompt pieces (``compose.transcript_system_pieces``) are read from the new messages
   and appended to the remembered ones. They are read from the caller's transcript, not from the
   repaired view: the law never drops, moves among themselves, changes or makes ``system`` /
@@ -34,27 +35,30 @@ The answers are the pure functions' on the same input, never an estimate:
   and digests the new ones; on the law's view, the stretches it carries take the transcript's
   digests by position, and of the items it wrote only those it made are digested.
 
-What proves a remembered message unchanged: it is the very object (``is``), and it compares equal
-to the snapshot taken when it was first read: a shallow copy of the message in which every list
-and dict value is itself copied one level. So a field set, added or removed in place, and an item
-appended to, removed from or replaced in a content list, a ``tool_calls`` list or any other list
-or dict field, is noticed, and the transcript is read as new.
+Every finding above depends on the messages' values only, so it holds for any transcript whose
+messages equal the ones read. What proves a remembered message matched: the message at its
+position compares equal (``==``) to the snapshot taken when it was read, a shallow copy of it in
+which every list and dict value is itself copied one level. A resent object is compared with its
+own snapshot, so a field set, added or removed in place, and an item appended to, removed from or
+replaced in a content list, a ``tool_calls`` list or any other list or dict field, is noticed, and
+the transcript is read as new; a rebuilt object is compared value for value.
 
 What it does not notice: a change two levels down, inside an item of such a list (a content
 block's or a tool call's own field set in place, e.g. ``block["id"] = ...``), or inside a nested
-dict of a nested dict; and a value replaced by another that compares equal to it (``==``). The
-prefix fingerprint keeps the digests of the first reading for such a message (see ``_digests``).
+dict of a nested dict, as the snapshot shares those items; and a value replaced by another that
+compares equal to it (``==``, e.g. ``True`` and ``1``). The prefix fingerprint keeps the digests of
+the first reading for such a message (see ``_digests``).
 
-Only plain transcripts are remembered: a list or tuple whose every message is a ``dict``. Anything
-else (typed SDK objects, other sequences, a string input) takes the pure path, as does any
-transcript whose remembered part fails the check. Nothing here raises on odd input: a failure
-inside the memo hands the call to the pure path, which raises what the law raises.
+Only plain transcripts are remembered: a list or tuple of ``dict`` messages (its new messages are
+checked; a remembered one matches only what equals a dict). Anything else (typed SDK objects,
+other sequences, a string input) takes the pure path, as does any transcript whose remembered
+part fails the check. Nothing here raises on odd input: a failure inside the memo (a comparison
+that raises, say) hands the call to the pure path, which raises what the law raises.
 """
 
 from __future__ import annotations
 
 import itertools
-import operator
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, cast
@@ -301,7 +305,12 @@ class TranscriptMemo:
                 self._recent, self._owner = [], owner
         match = self._match(messages, lane)
         known = len(match.messages) if match is not None else 0
-        if match is not None and known == total and match.surveyed:
+        if (
+            match is not None
+            and known == total
+            and match.surveyed
+            and all(messages[p] is match.messages[p] for p in match.stripped)
+        ):  # resent as it was: its findings stand as they are
             with self._lock:
                 self._recent = [*(e for e in self._recent if e is not match), match]
             return match
@@ -321,8 +330,9 @@ class TranscriptMemo:
             )
         else:
             if match.surveyed and match.snapshots is not None:
-                fresh = map(_snapshot, cast("Sequence[dict[object, object]]", tail))
-                snapshots = [*match.snapshots, *fresh]
+                snapshots = match.snapshots
+                if tail:
+                    snapshots = [*snapshots, *map(_snapshot, cast("Sequence[dict[object, object]]", tail))]
             else:  # the first resend: every message is read now, as it stands now
                 snapshots = list(map(_snapshot, cast("Sequence[dict[object, object]]", messages)))
             entry = _extended(match, messages, lane, snapshots)
@@ -333,7 +343,13 @@ class TranscriptMemo:
         return entry
 
     def _match(self, messages: list[object] | tuple[object, ...], lane: Lane) -> Transcript | None:
-        """The longest remembered transcript ``messages`` begins with, its every message unchanged."""
+        """The longest remembered transcript ``messages`` begins with, message for message (see the module docstring).
+
+        A remembered message matches the one at its position when it compares equal to its
+        snapshot (a first sighting, which has none: to the message itself), at C speed, each
+        comparison cut short where both are the very same object. A candidate that fails is
+        forgotten: it was edited in place since, or it is another conversation's.
+        """
         with self._lock:
             recent = list(self._recent)
         total = len(messages)
@@ -343,23 +359,42 @@ class TranscriptMemo:
             for e in recent
             if e.lane == lane
             and len(e.messages) <= total
-            and e.messages[0] is first
-            and e.messages[-1] is messages[len(e.messages) - 1]
+            and _same(e, 0, first)
+            and _same(e, len(e.messages) - 1, messages[len(e.messages) - 1])
         ]
         candidates.sort(key=lambda e: len(e.messages), reverse=True)
         for entry in candidates:
             known = len(entry.messages)
-            if not all(map(operator.is_, messages, entry.messages)):
-                continue
-            if entry.snapshots is None:
-                return entry  # a first sighting: its resend reads every message anew
             prefix = messages[:known]
-            if (prefix if type(prefix) is list else list(prefix)) != entry.snapshots:
-                with self._lock:
-                    self._recent = [e for e in self._recent if e is not entry]
-                return None  # edited in place since: read as new
-            return entry
+            if type(prefix) is not list:
+                prefix = list(prefix)
+            if prefix == (entry.snapshots if entry.snapshots is not None else list(entry.messages)):
+                return entry
+            with self._lock:
+                self._recent = [e for e in self._recent if e is not entry]
         return None
+
+
+def _same(entry: Transcript, position: int, message: object) -> bool:
+    """Whether ``message`` matches ``entry``'s at ``position`` (its snapshot, or a first sighting's message)."""
+    known = entry.snapshots[position] if entry.snapshots is not None else entry.messages[position]
+    return known is message or known == message
+
+
+def _stripped_for(messages: Sequence[object], match: Transcript) -> dict[int, object]:
+    """``match``'s stripped copies, each made anew where ``messages`` holds another object (equal) at its position.
+
+    A copy shares its fields' values with the message it was made from; an equal message that is
+    another object gets its own copy, so the request carries the caller's current values.
+    """
+    stripped: dict[int, object] = {}
+    for position, copy in match.stripped.items():
+        message = messages[position]
+        if message is match.messages[position]:
+            stripped[position] = copy
+        else:
+            stripped[position] = compose.strip_framework_fields([message])[0]
+    return stripped
 
 
 def _extended(
@@ -367,14 +402,17 @@ def _extended(
 ) -> Transcript:
     """``messages``' entry from ``match``, the entry of their first messages: the rules run on what it has not read."""
     known = len(match.messages) if match.surveyed else 0
-    survey = adapter_for(lane).survey(messages, match.state if match.surveyed else None)
+    if known == len(messages):
+        survey = match.survey  # resent as it was: nothing new to survey
+    else:
+        survey = adapter_for(lane).survey(messages, match.state if match.surveyed else None)
     unread = messages[known:]
     kept = compose.strip_framework_fields(unread)
-    stripped = dict(match.stripped) if match.surveyed else {}
+    stripped = _stripped_for(messages, match) if match.surveyed else {}
     if kept is not unread:
         stripped.update((known + offset, item) for offset, item in enumerate(kept) if item is not unread[offset])
     pieces: tuple[SystemPromptPiece, ...] = (match.pieces or ()) if match.surveyed else ()
-    if lane != "anthropic.messages":
+    if lane != "anthropic.messages" and unread:
         pieces += tuple(compose.transcript_system_pieces(unread, key=_TRANSCRIPT_KEY[lane], start=known))
     return Transcript(
         lane=lane,

@@ -126,12 +126,14 @@ def _extras(data: st.DataObject, lane: Lane, messages: list[object]) -> list[obj
 
 
 def _run_calls(data: st.DataObject, lane: Lane) -> None:
-    """Successive calls, each checked as it is made: transcripts grown, forked, trimmed, replaced, edited in place."""
+    """Successive calls, each checked as it is made: transcripts grown, forked, trimmed, replaced, edited, rebuilt."""
     memo = TranscriptMemo(slots=3)
     draw = data.draw
     conversations: list[list[object]] = []
     for _ in range(draw(st.integers(1, 12))):
-        move = draw(st.sampled_from(("new", "grow", "grow", "grow", "resend", "fork", "trim", "replace", "edit")))
+        move = draw(
+            st.sampled_from(("new", "grow", "grow", "grow", "resend", "fork", "trim", "replace", "edit", "rebuild"))
+        )
         if not conversations or move == "new":
             conversations.append(_extras(data, lane, build(lane, draw(_events(lane)))))
             current = conversations[-1]
@@ -152,7 +154,21 @@ def _run_calls(data: st.DataObject, lane: Lane) -> None:
                 current[at] = dict(current[at]) if draw(st.booleans()) else fresh  # type: ignore[call-overload]
             elif move == "edit" and current:
                 _edit(data, current[draw(st.integers(0, len(current) - 1))])
+            elif move == "rebuild":
+                current[:] = [_rebuilt(m) for m in current]
+                grown = data.draw(st.booleans())
+                if current and grown:
+                    current.extend(_extras(data, lane, build(lane, draw(_events(lane)))))
         _check_call(memo, lane, list(current), chained=lane == "openai.responses" and draw(st.booleans()))
+
+
+def _rebuilt(message: object) -> object:
+    """An equal message of new objects, as a framework that rebuilds its dicts on every call sends it."""
+    assert isinstance(message, dict)
+    return {
+        key: [dict(item) if isinstance(item, dict) else item for item in value] if isinstance(value, list) else value
+        for key, value in message.items()
+    }
 
 
 def _edit(data: st.DataObject, message: object) -> None:
@@ -288,6 +304,48 @@ def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest
             assert surveyed[-1] == len(messages) - previous, "later ones only the new messages"
         _assert_view(known.view(messages, chained=False), ensure_tool_turn_invariants(messages, lane=lane), messages)
         previous = len(messages)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_conversation_rebuilt_on_every_call_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equal values as new dicts on every call, one round longer: from the second resend on, only new ones are read."""
+    surveyed: list[int] = []
+    adapter = adapter_for(lane)
+    survey = adapter.survey
+
+    def counting(messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
+        surveyed.append(len(messages) - (state.position if state is not None else 0))
+        return survey(messages, state)
+
+    monkeypatch.setattr(adapter, "survey", counting)
+    memo = TranscriptMemo()
+    previous = 0
+    for call, grown in enumerate(_growing(lane, 12)):
+        messages = [_rebuilt(m) for m in grown]
+        known = memo.recall(messages, lane=lane)
+        assert known is not None
+        if call > 1:
+            assert surveyed[-1] == len(messages) - previous, "only the new messages are surveyed"
+        _assert_view(known.view(messages, chained=False), ensure_tool_turn_invariants(messages, lane=lane), messages)
+        previous = len(messages)
+    assert call > 1
+
+
+def test_a_rebuilt_message_is_stripped_from_its_own_values() -> None:
+    """A message with framework fields rebuilt as an equal new dict: the request carries the new dict's values."""
+    memo = TranscriptMemo()
+    old = [{"role": "user", "content": [{"type": "text", "text": "q"}], "injectedBy": "memory"}]
+    for _ in range(2):
+        known = memo.recall(old, lane="anthropic.messages")
+        assert known is not None
+    new = [_rebuilt(m) for m in old]
+    known = memo.recall(new, lane="anthropic.messages")
+    assert known is not None
+    old[0]["content"].append({"type": "text", "text": "changed after it was replaced"})  # type: ignore[attr-defined]
+    view = known.view(new, chained=False)
+    sent = known.strip(new, view)
+    assert sent == [{"role": "user", "content": [{"type": "text", "text": "q"}]}]
+    assert sent[0]["content"] is new[0]["content"]  # type: ignore[index]
 
 
 def _in_place_edits() -> list[tuple[str, Any]]:
