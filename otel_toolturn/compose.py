@@ -301,23 +301,23 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
 
     A round is an assistant message that emits client calls (Responses: a run of call items not
     separated by another non-reasoning item, so parallel calls are one round). User messages that
-    only carry tool results do not reset the count; a user message with text does.
+    only carry tool results do not reset the count; a user message with text does. Read from the
+    end back to the last user text, so a long transcript costs only its latest stretch.
     """
     if isinstance(messages, str):
         return 0
     rounds = 0
-    previous_was_call = False
-    for message in messages:
+    in_run = False  # Responses: the item after this one (in the list) belongs to a run of calls
+    for message in reversed(messages):
         if _has_user_text(message, lane):
-            rounds = 0
-            previous_was_call = False
-        elif lane == "openai.responses":
+            break
+        if lane == "openai.responses":
             if _is_call_item(message):
-                if not previous_was_call:
+                if not in_run:
                     rounds += 1
-                previous_was_call = True
+                in_run = True
             elif field(message, "type") != "reasoning":
-                previous_was_call = False
+                in_run = False
         elif _is_tool_round(message, lane):
             rounds += 1
     return rounds

@@ -7,8 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from otel_toolturn import Lane
+from otel_toolturn import Lane, compose
+from otel_toolturn._view import field
 from otel_toolturn.compose import (
     FRAMEWORK_FIELDS,
     SYSTEM_PROMPT_SEPARATOR,
@@ -24,7 +27,7 @@ from otel_toolturn.compose import (
     tools_withheld,
     transcript_system_pieces,
 )
-from tests.transcripts import A, R, U, build, c, t
+from tests.transcripts import A, Event, R, U, build, c, t, th
 
 P = SystemPromptPiece
 
@@ -178,6 +181,47 @@ def test_tool_rounds_since_user_text(lane: Lane) -> None:
     assert tool_rounds_since_user_text(reset, lane=lane) == 1
     talk = build(lane, [U("go"), A(t("just talk"))])
     assert tool_rounds_since_user_text(talk, lane=lane) == 0
+
+
+def _rounds_read_forward(messages: list[object], lane: Lane) -> int:
+    """The definition read from the start: reset at each user text, one round per call turn (Responses: run)."""
+    rounds, previous_was_call = 0, False
+    for message in messages:
+        if compose._has_user_text(message, lane):
+            rounds, previous_was_call = 0, False
+        elif lane == "openai.responses":
+            if compose._is_call_item(message):
+                rounds += not previous_was_call
+                previous_was_call = True
+            elif field(message, "type") != "reasoning":
+                previous_was_call = False
+        elif compose._is_tool_round(message, lane):
+            rounds += 1
+    return rounds
+
+
+_ROUND_EVENTS = st.lists(
+    st.one_of(
+        st.builds(U, st.sampled_from(("go", ""))),
+        st.builds(R, st.sampled_from(("c1", "c2", "c3"))),
+        st.lists(
+            st.one_of(st.builds(c, st.sampled_from(("c1", "c2", "c3"))), st.just(t("x")), st.just(th("r"))),
+            min_size=1,
+            max_size=3,
+        ).map(lambda blocks: A(*blocks)),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lane=st.sampled_from(["anthropic.messages", "openai.chat_completions", "openai.responses"]), events=_ROUND_EVENTS
+)
+def test_tool_rounds_read_from_the_end_equal_the_definition(lane: Lane, events: list[Event]) -> None:
+    """Counting back from the end gives the rounds the definition counts from the start, on any transcript."""
+    messages = build(lane, events)
+    assert tool_rounds_since_user_text(messages, lane=lane) == _rounds_read_forward(messages, lane)
 
 
 def test_handoff_scope_tag_is_stripped() -> None:
