@@ -22,7 +22,7 @@ import dataclasses
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._vocab import Lane
@@ -83,7 +83,7 @@ class Call:
     """One client tool call: its id and the wire object carrying it."""
 
     call_id: str
-    ref: object
+    ref: Any  # the wire object; ``Any`` only because mypyc rejects a bare ``object`` dataclass field
 
 
 @dataclass(slots=True)

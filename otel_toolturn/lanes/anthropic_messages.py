@@ -553,4 +553,4 @@ def _missing(position: int, ids: list[str]) -> Violation:
     )
 
 
-ADAPTER: Final = AnthropicMessages()
+ADAPTER: Final[AnthropicMessages] = AnthropicMessages()

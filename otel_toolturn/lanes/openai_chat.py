@@ -289,4 +289,4 @@ def _missing(position: int, ids: list[str]) -> Violation:
     )
 
 
-ADAPTER: Final = OpenAIChat()
+ADAPTER: Final[OpenAIChat] = OpenAIChat()

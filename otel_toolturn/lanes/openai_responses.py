@@ -358,4 +358,4 @@ def _duplicate(position: int, item_id: str) -> Violation:
     )
 
 
-ADAPTER: Final = OpenAIResponses()
+ADAPTER: Final[OpenAIResponses] = OpenAIResponses()

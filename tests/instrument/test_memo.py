@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from otel_toolturn import LANES, Lane, ToolTurnInputError, compose, ensure_tool_turn_invariants
 from otel_toolturn._law import ToolTurnView
 from otel_toolturn._view import Survey, SurveyState
-from otel_toolturn.instrument import _request
+from otel_toolturn.instrument import _memo, _request
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._memo import Transcript, TranscriptMemo
 from otel_toolturn.instrument._request import prepare_request
@@ -281,18 +281,27 @@ def _growing(lane: Lane, rounds: int) -> Iterator[list[object]]:
         yield list(transcript)
 
 
+class _CountingSurveys:
+    """A lane's adapter whose surveys note how many messages each one read (a compiled adapter cannot be patched)."""
+
+    def __init__(self, adapter: Any, surveyed: list[int]) -> None:
+        self._adapter = adapter
+        self._surveyed = surveyed
+
+    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
+        self._surveyed.append(len(messages) - (state.position if state is not None else 0))
+        result: Survey | None = self._adapter.survey(messages, state)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
+
+
 @pytest.mark.parametrize("lane", LANES)
 def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
     """A conversation resent one round longer each call: from the second resend on, only new messages are surveyed."""
     surveyed: list[int] = []
-    adapter = adapter_for(lane)
-    survey = adapter.survey
-
-    def counting(messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-        surveyed.append(len(messages) - (state.position if state is not None else 0))
-        return survey(messages, state)
-
-    monkeypatch.setattr(adapter, "survey", counting)
+    monkeypatch.setattr(_memo, "adapter_for", lambda lane: _CountingSurveys(adapter_for(lane), surveyed))
     memo = TranscriptMemo()
     previous = 0
     for call, messages in enumerate(_growing(lane, 12)):
@@ -310,14 +319,7 @@ def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest
 def test_a_conversation_rebuilt_on_every_call_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal values as new dicts on every call, one round longer: from the second resend on, only new ones are read."""
     surveyed: list[int] = []
-    adapter = adapter_for(lane)
-    survey = adapter.survey
-
-    def counting(messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-        surveyed.append(len(messages) - (state.position if state is not None else 0))
-        return survey(messages, state)
-
-    monkeypatch.setattr(adapter, "survey", counting)
+    monkeypatch.setattr(_memo, "adapter_for", lambda lane: _CountingSurveys(adapter_for(lane), surveyed))
     memo = TranscriptMemo()
     previous = 0
     for call, grown in enumerate(_growing(lane, 12)):
