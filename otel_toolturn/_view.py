@@ -22,7 +22,7 @@ import dataclasses
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._vocab import Lane
@@ -78,12 +78,25 @@ def replace(obj: object, position: int | None = None, **updates: object) -> obje
     )
 
 
-@dataclass(slots=True)
 class Call:
-    """One client tool call: its id and the wire object carrying it."""
+    """One client tool call: its id and the wire object carrying it.
 
-    call_id: str
-    ref: Any  # the wire object; ``Any`` only because mypyc rejects a bare ``object`` dataclass field
+    A plain class, not a dataclass, as ``Batch``: the request path makes one per synthetic result.
+    """
+
+    __slots__ = ("call_id", "ref")
+
+    def __init__(self, call_id: str, ref: object) -> None:
+        self.call_id = call_id
+        self.ref = ref
+
+    def __repr__(self) -> str:
+        return f"Call(call_id={self.call_id!r}, ref={self.ref!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Call) and (self.call_id, self.ref) == (other.call_id, other.ref)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as a dataclass is
 
 
 @dataclass(slots=True)
@@ -208,29 +221,44 @@ class Emitted:
     sources: list[object] = dataclasses.field(default_factory=list)
 
 
-@dataclass(slots=True)
 class Batch:
     """One turn of a span read the quick way, with everything recorded after it up to the next turn.
 
     Only a plain shape reads this way: every result answers a call of this turn, once; a wire item
-    that holds results holds nothing else.
+    that holds results holds nothing else. A plain class with its own ``__init__``, not a dataclass:
+    the request path makes one per turn of every span it repairs, and compiled (``_native``) a
+    class's own ``__init__`` is native code where a dataclass's generated one stays interpreted.
     """
 
-    position: int
-    items: tuple[object, ...]
-    """The turn's wire items."""
-    call_ids: list[str]
-    call_refs: list[object]
-    """The wire object of each call, in call order."""
-    trailing: bool
-    placed: list[object]
-    """The wire items that stood right after the turn and hold its results, whole, in order."""
-    answered: list[str]
-    """The call ids those items answer."""
-    late: dict[str, tuple[object, object]]
-    """Call id -> (result wire object, the item it stood in), for each result recorded after another item."""
-    others: list[object]
-    """The other wire items after the turn, in order (the items holding late results left out)."""
+    __slots__ = ("answered", "call_ids", "call_refs", "items", "late", "others", "placed", "position", "trailing")
+
+    def __init__(  # noqa: PLR0917 - positional: each lane's quick reading makes one per turn
+        self,
+        position: int,
+        items: tuple[object, ...],
+        call_ids: list[str],
+        call_refs: list[object],
+        trailing: bool,  # noqa: FBT001 - positional, as every lane's reading makes one
+        placed: list[object],
+        answered: list[str],
+        late: dict[str, tuple[object, object]],
+        others: list[object],
+    ) -> None:
+        self.position = position
+        self.items = items
+        """The turn's wire items."""
+        self.call_ids = call_ids
+        self.call_refs = call_refs
+        """The wire object of each call, in call order."""
+        self.trailing = trailing
+        self.placed = placed
+        """The wire items that stood right after the turn and hold its results, whole, in order."""
+        self.answered = answered
+        """The call ids those items answer."""
+        self.late = late
+        """Call id -> (result wire object, the item it stood in), for each result recorded after another item."""
+        self.others = others
+        """The other wire items after the turn, in order (the items holding late results left out)."""
 
     def answer(self, call_id: object, result: object, source: object) -> bool:
         """Note a result recorded after this turn: in place while no other item stood between, else late.
