@@ -81,7 +81,9 @@ class AnthropicMessages:
         scan = SurveyState() if state is None else state.copy()
         start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
         pending, segment = scan.pending, scan.segment
-        for position, message in enumerate(messages[start:] if start else messages, start):
+        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
+        for position in range(start, len(items)):
+            message = items[position]
             if type(message) is dict:
                 role, content = message.get("role"), message.get("content")
             else:
@@ -93,7 +95,7 @@ class AnthropicMessages:
                 segment = position
                 bounds.append(position)
                 continue
-            blocks: Sequence[object] = content if type(content) is list or is_list(content) else ()
+            blocks: list[object] = content if type(content) is list else list(content) if is_list(content) else []
             if role == "user" and blocks:
                 answering = False
                 for block in blocks:

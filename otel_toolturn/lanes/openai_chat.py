@@ -72,7 +72,9 @@ class OpenAIChat:
         scan = SurveyState() if state is None else state.copy()
         start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
         pending, segment = scan.pending, scan.segment
-        for position, message in enumerate(messages[start:] if start else messages, start):
+        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
+        for position in range(start, len(items)):
+            message = items[position]
             role = message.get("role") if type(message) is dict else role_of(message)
             if role == "tool":
                 call_id = message.get("tool_call_id") if type(message) is dict else field(message, "tool_call_id")

@@ -81,7 +81,9 @@ class OpenAIResponses:
         start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
         pending, segment, in_run = scan.pending, scan.segment, scan.running
         paused: SurveyState | None = None
-        for position, item in enumerate(messages[start:] if start else messages, start):
+        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
+        for position in range(start, len(items)):
+            item = items[position]
             kind = item.get("type") if type(item) is dict else _type(item)
             if kind in OUTPUT_TYPES:
                 in_run = False
