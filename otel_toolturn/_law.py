@@ -256,7 +256,7 @@ def _restore_quick(
             return None
         wire: list[object] = []
         pieces.append(wire)
-        lead, lead_ids, batches = stretch
+        lead, lead_ids, batches = stretch.lead, stretch.lead_ids, stretch.batches
         for item, answers in zip(lead, lead_ids, strict=True) if lead else ():
             if answers is None:
                 wire.append(item)

@@ -275,9 +275,50 @@ class Batch:
         return True
 
 
-Stretch = tuple[list[object], list[list[str | None] | None], list[Batch]]
-"""A span read the quick way: the wire items ahead of its first turn, the result ids each holds
-(``None``: it holds none), and its turns."""
+class Stretch:
+    """A span read the quick way, and the one rule for where each wire item of it goes.
+
+    ``lead``: the items ahead of its first turn, with ``lead_ids`` the result ids each holds
+    (``None``: it holds none; an unreadable id is ``None`` in the list); ``batches``: its turns,
+    each with what was recorded after it. The lanes' ``read_quick`` say what an item is; this says
+    where it goes.
+    """
+
+    __slots__ = ("batches", "lead", "lead_ids")
+
+    def __init__(self) -> None:
+        self.lead: list[object] = []
+        self.lead_ids: list[list[str | None] | None] = []
+        self.batches: list[Batch] = []
+
+    def turn(self, batch: Batch) -> None:
+        """A turn: the items after it are its batch's."""
+        self.batches.append(batch)
+
+    def other(self, item: object) -> None:
+        """An item that holds no result."""
+        if self.batches:
+            self.batches[-1].others.append(item)
+        else:
+            self.lead.append(item)
+            self.lead_ids.append(None)
+
+    def results(self, item: object, answers: Sequence[tuple[object, object]]) -> bool:
+        """An item that holds results only, as ``(call id, result wire object)``; the item itself may be the one result.
+
+        ``False``: one of them answers no call of the nearest turn, or one already answered — not a plain shape.
+        """
+        if not self.batches:
+            self.lead.append(item)
+            self.lead_ids.append([call_id if type(call_id) is str and call_id else None for call_id, _ in answers])
+            return True
+        batch = self.batches[-1]
+        for call_id, result in answers:
+            if not batch.answer(call_id, result, None if result is item else item):
+                return False
+        if not batch.others:
+            batch.placed.append(item)
+        return True
 
 
 class LaneAdapter(Protocol):

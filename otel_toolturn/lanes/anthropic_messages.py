@@ -202,10 +202,7 @@ class AnthropicMessages:
 
     def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
         """Assistant messages with ``tool_use`` as turns; user messages of ``tool_result`` blocks only as results."""
-        lead: list[object] = []
-        lead_ids: list[list[str | None] | None] = []
-        batches: list[Batch] = []
-        batch: Batch | None = None
+        stretch = Stretch()
         for position in range(start, stop):
             message = messages[position]
             if type(message) is not dict:
@@ -231,39 +228,24 @@ class AnthropicMessages:
                         elif ids:
                             trailing = True
                     if ids:
-                        batch = Batch(position, (message,), ids, refs, trailing, [], [], {}, [])
-                        batches.append(batch)
+                        stretch.turn(Batch(position, (message,), ids, refs, trailing, [], [], {}, []))
                         continue
                 elif role == "user" and content:
                     first = content[0]
                     if type(first) is dict and first.get("type") == "tool_result":
-                        if batch is None:
-                            answers: list[str | None] = []
-                            for block in content:
-                                if type(block) is not dict or block.get("type") != "tool_result":
-                                    return None  # results and other blocks share the message
-                                result_id = block.get("tool_use_id")
-                                answers.append(result_id if type(result_id) is str and result_id else None)
-                            lead.append(message)
-                            lead_ids.append(answers)
-                            continue
+                        answers: list[tuple[object, object]] = []
                         for block in content:
                             if type(block) is not dict or block.get("type") != "tool_result":
                                 return None  # results and other blocks share the message
-                            if not batch.answer(block.get("tool_use_id"), block, message):
-                                return None
-                        if not batch.others:
-                            batch.placed.append(message)
+                            answers.append((block.get("tool_use_id"), block))
+                        if not stretch.results(message, answers):
+                            return None
                         continue
                     for block in content:
                         if type(block) is not dict or block.get("type") == "tool_result":
                             return None
-            if batch is None:
-                lead.append(message)
-                lead_ids.append(None)
-            else:
-                batch.others.append(message)
-        return lead, lead_ids, batches
+            stretch.other(message)
+        return stretch
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""

@@ -139,26 +139,15 @@ class OpenAIChat:
 
     def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
         """Assistant messages with ``tool_calls`` as turns, each ``tool`` message after one answering it."""
-        lead: list[object] = []
-        lead_ids: list[list[str | None] | None] = []
-        batches: list[Batch] = []
-        batch: Batch | None = None
+        stretch = Stretch()
         for position in range(start, stop):
             message = messages[position]
             if type(message) is not dict:
                 return None
             role = message.get("role")
             if role == "tool":
-                call_id = message.get("tool_call_id")
-                if type(call_id) is not str or not call_id:
-                    call_id = None
-                if batch is None:
-                    lead.append(message)
-                    lead_ids.append([call_id])
-                elif not batch.answer(call_id, message, None):
+                if not stretch.results(message, ((message.get("tool_call_id"), message),)):
                     return None
-                elif not batch.others:
-                    batch.placed.append(message)
                 continue
             if role == "assistant":
                 calls = message.get("tool_calls")
@@ -171,15 +160,10 @@ class OpenAIChat:
                         if type(call_id) is not str or not call_id or call_id in ids:
                             return None
                         ids.append(call_id)
-                    batch = Batch(position, (message,), ids, calls, False, [], [], {}, [])
-                    batches.append(batch)
+                    stretch.turn(Batch(position, (message,), ids, calls, False, [], [], {}, []))
                     continue
-            if batch is None:
-                lead.append(message)
-                lead_ids.append(None)
-            else:
-                batch.others.append(message)
-        return lead, lead_ids, batches
+            stretch.other(message)
+        return stretch
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""

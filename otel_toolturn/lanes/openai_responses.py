@@ -176,10 +176,7 @@ class OpenAIResponses:
 
     def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
         """Runs of call items (with their reasoning) as turns, each output item after one answering it."""
-        lead: list[object] = []
-        lead_ids: list[list[str | None] | None] = []
-        batches: list[Batch] = []
-        batch: Batch | None = None
+        stretch = Stretch()
         index = start
         while index < stop:
             item = messages[index]
@@ -187,16 +184,8 @@ class OpenAIResponses:
                 return None
             kind = item.get("type")
             if kind in OUTPUT_TYPES:
-                call_id = item.get("call_id")
-                if type(call_id) is not str or not call_id:
-                    call_id = None
-                if batch is None:
-                    lead.append(item)
-                    lead_ids.append([call_id])
-                elif not batch.answer(call_id, item, None):
+                if not stretch.results(item, ((item.get("call_id"), item),)):
                     return None
-                elif not batch.others:
-                    batch.placed.append(item)
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
@@ -219,16 +208,11 @@ class OpenAIResponses:
                     index += 1
                 if not ids:
                     return None
-                batch = Batch(first, tuple(messages[first:index]), ids, refs, False, [], [], {}, [])
-                batches.append(batch)
+                stretch.turn(Batch(first, tuple(messages[first:index]), ids, refs, False, [], [], {}, []))
                 continue
-            if batch is None:
-                lead.append(item)
-                lead_ids.append(None)
-            else:
-                batch.others.append(item)
+            stretch.other(item)
             index += 1
-        return lead, lead_ids, batches
+        return stretch
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's output is an interrupted close."""

@@ -297,14 +297,16 @@ class _CountingSurveys:
         return getattr(self._adapter, name)
 
 
+@pytest.mark.parametrize("rebuilt", [False, True], ids=["same objects", "rebuilt dicts"])
 @pytest.mark.parametrize("lane", LANES)
-def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A conversation resent one round longer each call: from the second resend on, only new messages are surveyed."""
+def test_a_growing_conversation_is_surveyed_once(lane: Lane, rebuilt: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resent one round longer, the same objects or equal new dicts: later resends survey only new messages."""
     surveyed: list[int] = []
     monkeypatch.setattr(_memo, "adapter_for", lambda lane: _CountingSurveys(adapter_for(lane), surveyed))
     memo = TranscriptMemo()
     previous = 0
-    for call, messages in enumerate(_growing(lane, 12)):
+    for call, grown in enumerate(_growing(lane, 12)):
+        messages = [_rebuilt(m) for m in grown] if rebuilt else grown
         known = memo.recall(messages, lane=lane)
         assert known is not None
         if call == 1:
@@ -313,24 +315,6 @@ def test_a_growing_conversation_is_surveyed_once(lane: Lane, monkeypatch: pytest
             assert surveyed[-1] == len(messages) - previous, "later ones only the new messages"
         _assert_view(known.view(messages, chained=False), ensure_tool_turn_invariants(messages, lane=lane), messages)
         previous = len(messages)
-
-
-@pytest.mark.parametrize("lane", LANES)
-def test_a_conversation_rebuilt_on_every_call_is_surveyed_once(lane: Lane, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Equal values as new dicts on every call, one round longer: from the second resend on, only new ones are read."""
-    surveyed: list[int] = []
-    monkeypatch.setattr(_memo, "adapter_for", lambda lane: _CountingSurveys(adapter_for(lane), surveyed))
-    memo = TranscriptMemo()
-    previous = 0
-    for call, grown in enumerate(_growing(lane, 12)):
-        messages = [_rebuilt(m) for m in grown]
-        known = memo.recall(messages, lane=lane)
-        assert known is not None
-        if call > 1:
-            assert surveyed[-1] == len(messages) - previous, "only the new messages are surveyed"
-        _assert_view(known.view(messages, chained=False), ensure_tool_turn_invariants(messages, lane=lane), messages)
-        previous = len(messages)
-    assert call > 1
 
 
 def test_a_rebuilt_message_is_stripped_from_its_own_values() -> None:
