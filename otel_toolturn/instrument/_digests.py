@@ -50,8 +50,17 @@ LOOKAHEAD: Final = 8
 """How far ahead in the caller's transcript a view's message is looked for when a run ends."""
 
 
+_EXTENDING: Final = threading.Lock()
+"""Held while a digest list is extended in place (see ``Seen.digests``)."""
+
+
 class Seen:
-    """One remembered transcript: its messages, their digests, the hash over all digests but the last."""
+    """One remembered transcript: its messages, their digests, the hash over all digests but the last.
+
+    ``digests`` may run on past this transcript's messages: an entry and the longer transcripts
+    extending it share one list (each new one appends, so no call copies the digests of a long
+    transcript); an entry's own digests are the first ``len(messages)``.
+    """
 
     __slots__ = ("digests", "messages", "prefix")
 
@@ -103,7 +112,13 @@ def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
     known = len(match.messages)
     if known == total:
         return match if match.messages is messages else Seen(tuple(messages), match.digests, match.prefix)
-    digests = match.digests + [message_digest(m) for m in messages[known:]]
+    added = [message_digest(m) for m in messages[known:]]
+    with _EXTENDING:
+        digests = match.digests
+        if len(digests) == known:  # they end the list: extended in place, shared with ``match``
+            digests.extend(added)
+        else:  # a longer transcript extended it first: this one branches off
+            digests = digests[:known] + added
     prefix = match.prefix.copy()
     prefix.update(b"".join(digests[known - 1 : total - 1]))
     return Seen(tuple(messages), digests, prefix)

@@ -62,6 +62,20 @@ def test_a_growing_conversation_digests_only_its_new_messages(digested: list[obj
     assert digested == transcript
 
 
+def test_an_entry_extended_twice_keeps_each_transcripts_digests() -> None:
+    """One entry extended by two transcripts (the second finds its digest list grown): each keeps its own, exact."""
+    base: list[object] = [_message(n) for n in range(6)]
+    longer = [*base, _message(6), _message(7)]
+    branch = [*base, _message(60), _message(61), _message(62)]
+    first = _digests.remembered(base, None)
+    extended = _digests.remembered(longer, first)
+    branched = _digests.remembered(branch, first)
+    for messages, entry in ((base, first), (longer, extended), (branch, branched)):
+        assert entry.digests[: len(messages)] == [compose.message_digest(m) for m in messages]
+        assert _digests.fingerprint_from(entry) == _expected(messages)
+    assert extended.digests is first.digests  # the first extension appended in place: nothing copied
+
+
 def test_a_derived_view_reuses_the_callers_digests(digested: list[object]) -> None:
     """A repaired view (the caller's objects plus a few made for it): only the made ones are digested again."""
     cache = DigestCache()
