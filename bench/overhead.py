@@ -1,9 +1,12 @@
 """The instrumentation's overhead on real SDK calls, side by side with the other OpenAI instrumentations.
 
-Each variant runs in its own process, so patches never mix. Inside a process the same calls are
-timed uninstrumented first, then instrumented, and the ratio of the two is reported (lower is
-better; 1.00x is free). Every process has the same OpenTelemetry SDK set up: a tracer provider
-with a batch processor, a meter provider and a logger provider, all exporting to nothing.
+Each side of a comparison runs in its own process (``bench.lockstep``): the SDK uninstrumented,
+the SDK instrumented once with the variant, and the control (a second uninstrumented process);
+the parent has them run one call each, back to back, in a rotating order, each on its own
+transcript from the same source. The ratio of each instrumented call to the adjacent
+uninstrumented one is taken, and their median is reported with its 95% interval (lower is better;
+1.00x is free). Every process has the same OpenTelemetry SDK set up: a tracer provider with a batch
+processor, a meter provider and a logger provider, all exporting to nothing.
 
 Calls, over a mock transport of the SDK's own HTTP client (no network):
 
@@ -22,9 +25,11 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 
 Variants: ``otel-toolturn``; ``otel-genai`` (``opentelemetry-instrumentation-genai-openai``, or
 ``-openai-v2``); ``openllmetry`` (``opentelemetry-instrumentation-openai`` from traceloop), each
-with its default settings. A variant whose package is not installed is reported as such.
+with its default settings; ``span only`` (``bench.floor``): an inference span and two metric
+points per call and nothing else, the floor any instrumentation of the GenAI conventions pays on
+this machine (both SDKs). A variant whose package is not installed is reported as such.
 
-Run: ``python -m bench.overhead`` (``--quick`` for fewer rounds). The transcripts are made before
+Run: ``python -m bench.overhead`` (``--quick`` for fewer triples). The transcripts are made before
 the clock starts. ``--split`` instead prints where
 otel-toolturn's own time goes on each 2,000-message call, with the SDK call itself stubbed out:
 the transcript memo (its check of the remembered messages and the rules on the new ones), the law
@@ -41,10 +46,9 @@ import importlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -59,10 +63,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+from bench import lockstep
+from bench.floor import SpanOnly
 from otel_toolturn.instrument import ToolTurnInstrumentor
 from otel_toolturn.instrument._config import resolve_options
 
-VARIANTS: Final = ("otel-toolturn", "otel-genai", "openllmetry")
+VARIANTS: Final = ("otel-toolturn", "otel-genai", "openllmetry", "span only")
 MODEL: Final = "model-a"
 MESSAGES: Final = 2000
 EVENTS: Final = 5000
@@ -316,6 +322,8 @@ def _instrumentor(variant: str) -> tuple[Any, str] | None:
     """The ``BaseInstrumentor`` of ``variant`` and its package, or ``None`` when not installed."""
     if variant == "otel-toolturn":
         return ToolTurnInstrumentor(), "otel-toolturn"
+    if variant == "span only":
+        return SpanOnly(), "bench.floor (an inference span and two metric points, nothing else)"
     candidates = (
         [
             ("opentelemetry.instrumentation.genai.openai", "opentelemetry-instrumentation-genai-openai"),
@@ -333,8 +341,7 @@ def _instrumentor(variant: str) -> tuple[Any, str] | None:
     return None
 
 
-Call = tuple[Callable[[], object], Callable[[Any], object]]
-"""A timed call: what makes its input (not timed: a transcript, as the application builds it), and the call."""
+Call = lockstep.Call
 
 
 def _drain(stream: Iterable[object]) -> int:
@@ -345,8 +352,8 @@ def _drain(stream: Iterable[object]) -> int:
     return count
 
 
-def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
-    """Each timed call and how many times one round runs it."""
+def _calls(*, openai_only: bool) -> dict[str, Call]:
+    """Each timed call, by name."""
 
     def client(body: bytes, kind: str) -> httpx2.Client:
         headers = {"content-type": "text/event-stream" if kind == "sse" else "application/json"}
@@ -366,12 +373,12 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
     chat: Any = openai.OpenAI(api_key="k", http_client=client(chat_json(), "json"), max_retries=0)
     chat_stream: Any = openai.OpenAI(api_key="k", http_client=client(chat_sse(EVENTS), "sse"), max_retries=0)
     short = chat_transcript(3, broken=False)
-    calls: dict[str, tuple[Call, int]] = {
-        f"chat 2,000 msgs{suffix}": (chat_call(source), 1) for suffix, source in transcripts("chat").items()
+    calls: dict[str, Call] = {
+        f"chat 2,000 msgs{suffix}": chat_call(source) for suffix, source in transcripts("chat").items()
     }
     calls["chat stream 5,000"] = (
-        (nothing, lambda _: _drain(chat_stream.chat.completions.create(model=MODEL, messages=short, stream=True))),
-        1,
+        nothing,
+        lambda _: _drain(chat_stream.chat.completions.create(model=MODEL, messages=short, stream=True)),
     )
     if openai_only:
         return calls
@@ -382,75 +389,63 @@ def _calls(*, quick: bool, openai_only: bool) -> dict[str, tuple[Call, int]]:
     ant_stream: Any = anthropic.Anthropic(
         api_key="k", http_client=client(anthropic_sse(EVENTS), "sse"), max_retries=0, open_telemetry=telemetry_off
     )
-    count = 3 if quick else 10
     for suffix, source in transcripts("anthropic").items():
-        calls[f"anthropic 2,000 msgs{suffix}"] = (anthropic_call(source), count)
+        calls[f"anthropic 2,000 msgs{suffix}"] = anthropic_call(source)
     first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (
-        (nothing, lambda _: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=first, stream=True))),
-        1,
+        nothing,
+        lambda _: _drain(ant_stream.messages.create(model=MODEL, max_tokens=8, messages=first, stream=True)),
     )
     return calls
 
 
-def _once(call: Call, count: int) -> float:
-    """Seconds of this process's CPU time per call, garbage collection paused (as ``timeit`` does).
-
-    The inputs are made before the clock starts. CPU time rather than wall time: other processes'
-    load on a shared machine stays out.
-    """
-    prepare, run = call
-    inputs = [prepare() for _ in range(count)]
-    gc.collect()
-    gc.disable()
-    try:
-        started = time.process_time()
-        for given in inputs:
-            run(given)
-        return (time.process_time() - started) / count
-    finally:
-        gc.enable()
+BUDGET: Final = {False: 10.0, True: 2.0}
+"""Seconds of uninstrumented calls one row aims at (full run, ``--quick``); it sets how many triples run."""
+TRIPLES: Final = {False: (18, 360), True: (6, 42)}
+"""The fewest and the most triples of a row (full run, ``--quick``)."""
+SETS: Final = {False: 6, True: 3}
+"""How many sets of fresh worker processes share a row's triples (full run, ``--quick``; a multiple of 3)."""
 
 
-def child(variant: str, *, quick: bool) -> dict[str, Any]:
-    """Time every call uninstrumented and instrumented in paired rounds; the median of the paired ratios.
-
-    Each round times the call on both sides back to back (the order alternating from round to
-    round), so drift in the machine's load falls on both sides alike; the median of the rounds'
-    ratios is reported, with the best uninstrumented time for scale.
-    """
+def worker(variant: str, *, only: Sequence[str] = ()) -> None:
+    """Serve the calls (``lockstep.serve``; ``only``: just these), instrumented once with ``variant`` (or ``none``)."""
     _telemetry()
-    calls = _calls(quick=quick, openai_only=variant != "otel-toolturn")
+
+    def chosen(calls: dict[str, Call]) -> dict[str, Call]:
+        return {name: call for name, call in calls.items() if not only or name in only}
+
+    if variant == "none":
+        lockstep.serve(chosen(_calls(openai_only=False)))
+        return
     found = _instrumentor(variant)
     if found is None:
-        return {"variant": variant, "package": "not installed", "before": {}, "ratio": {}}
+        lockstep.serve({}, note="not installed")
+        return
     instrumentor, package = found
-    # One options object for every round, as an application instruments once: otel-toolturn's
-    # transcript memo belongs to the options it was instrumented with.
+    # One options object, as an application instruments once: otel-toolturn's transcript memo
+    # belongs to the options it was instrumented with.
     settings: dict[str, Any] = {"options": resolve_options(environ=os.environ)} if variant == "otel-toolturn" else {}
-    rounds = 3 if quick else 11
-    before: dict[str, float] = {}
-    ratio: dict[str, float] = {}
-    for name, (call, count) in calls.items():
-        _once(call, 1)
-        plain: list[float] = []
-        ratios: list[float] = []
-        for index in range(rounds):
-            if index % 2:
-                instrumentor.instrument(**settings)
-                instrumented = _once(call, count)
-                instrumentor.uninstrument()
-                uninstrumented = _once(call, count)
-            else:
-                uninstrumented = _once(call, count)
-                instrumentor.instrument(**settings)
-                instrumented = _once(call, count)
-                instrumentor.uninstrument()
-            plain.append(uninstrumented)
-            ratios.append(instrumented / uninstrumented)
-        before[name] = min(plain)
-        ratio[name] = statistics.median(ratios)
-    return {"variant": variant, "package": package, "before": before, "ratio": ratio}
+    calls = chosen(_calls(openai_only=variant not in ("otel-toolturn", "span only")))
+    instrumentor.instrument(**settings)
+    lockstep.serve(calls, note=package)
+
+
+def measure(variant: str, *, quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:
+    """Every call of ``variant`` (``only``: these) against the SDK uninstrumented (``lockstep.compare``), by name."""
+    root = str(Path(__file__).resolve().parents[1])
+
+    def worker_for(side: str) -> lockstep.Worker:
+        command = [sys.executable, "-m", "bench.overhead", "--worker", side]
+        for name in only:
+            command += ["--only", name]
+        return lockstep.Worker(command, cwd=root)
+
+    def start(side: str) -> lockstep.Worker:
+        return worker_for(variant if side == "instrumented" else "none")
+
+    fewest, most = TRIPLES[quick]
+    package, rows = lockstep.compare(start, sets=SETS[quick], budget=BUDGET[quick], fewest=fewest, most=most)
+    return {"variant": variant, "package": package, "rows": rows}
 
 
 SPLIT: Final = ("total", "memo", "law", "strip", "receipt: prefix", "receipt: system", "telemetry", "rest")
@@ -567,8 +562,10 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--child", choices=VARIANTS)
+    parser.add_argument("--worker", choices=[*VARIANTS, "none"], help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", action="append", default=[], metavar="CALL", help="time only this call (repeatable)")
+    parser.add_argument("--variant", action="append", choices=VARIANTS, help="only this instrumentation (repeatable)")
     parser.add_argument("--split", action="store_true", help="where otel-toolturn's own time goes, per call")
     args = parser.parse_args(argv)
     if args.split:
@@ -579,33 +576,41 @@ def main(argv: Sequence[str] | None = None) -> None:
         for name, cells in rows.items():
             print(f"{name:<{width}}" + "".join(f"{cells[k]:>16.0f}" for k in SPLIT))
         return
-    if args.child:
-        print(json.dumps(child(args.child, quick=args.quick)))
+    if args.worker:
+        worker(args.worker, only=args.only)
         return
-    root = Path(__file__).resolve().parents[1]
-    results = []
-    for variant in VARIANTS:
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", variant]
-        if args.quick:
-            command.append("--quick")
-        done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=root)  # noqa: S603
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    names = list(next(r for r in results if r["before"])["before"])
+    variants = args.variant or VARIANTS
+    print(table([measure(variant, quick=args.quick, only=args.only) for variant in variants]))
+
+
+def table(results: Sequence[dict[str, Any]]) -> str:
+    """The variants' results side by side: one row per call, one column per variant, and the control."""
+    names = list(dict.fromkeys(name for r in results for name in r["rows"]))
     width = max(len(n) for n in names) + 2
-    print("Overhead of each instrumentation: median over paired rounds of instrumented / uninstrumented time.")
-    print("'uninstrumented': best per-call time. '-': not measured for that instrumentation.\n")
-    header = f"{'call':<{width}}{'uninstrumented':>16}" + "".join(f"{r['variant']:>16}" for r in results)
-    print(header)
+    lines = [
+        "Overhead of each instrumentation: median over rotating triples (each side in its own process) of",
+        "one call instrumented / the adjacent call uninstrumented, with its 95% interval.",
+        "'uninstrumented': median per-call time. 'control': a second uninstrumented process in place of the",
+        "instrumented one (the method's noise; otel-toolturn's run). '-': not measured for that instrumentation.",
+        "",
+        f"{'call':<{width}}{'uninstrumented':>16}{'control':>9}" + "".join(f"{r['variant']:>24}" for r in results),
+    ]
     for name in names:
-        base = min(r["before"][name] for r in results if name in r["before"])
-        row = f"{name:<{width}}{base * 1000:>13.2f} ms"
+        measured = [r["rows"][name] for r in results if name in r["rows"]]
+        base = min(m["before"] for m in measured)
+        row = f"{name:<{width}}{base * 1000:>13.2f} ms{measured[0]['control']:>8.3f}x"
         for r in results:
-            measured = r["ratio"].get(name)
-            row += f"{measured:>15.3f}x" if measured else f"{'-':>16}"
-        print(row)
-    print()
-    for r in results:
-        print(f"{r['variant']}: {r['package']}")
+            cell = r["rows"].get(name)
+            if cell is None:
+                row += f"{'-':>24}"
+                continue
+            low, high = cell["interval"]
+            text = f"{cell['ratio']:.3f}x ({low:.3f}-{high:.3f})"
+            row += f"{text:>24}"
+        lines.append(row)
+    lines.append("")
+    lines.extend(f"{r['variant']}: {r['package']}" for r in results)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,28 @@ time to their descriptions, so a figure never silently measures something else.
 
 from __future__ import annotations
 
-from typing import Any
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Final
 
+import anthropic
+import httpx2
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
-from bench import law, overhead
+from bench import law, lockstep, overhead
+from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants
 from otel_toolturn.instrument._memo import TranscriptMemo
 from tests.transcripts import build
+
+ROOT: Final = Path(__file__).resolve().parents[1]
 
 
 def _objects(transcript: list[dict[str, Any]]) -> set[int]:
@@ -78,3 +92,89 @@ def test_the_law_bench_sessions_are_in_their_stated_state(lane: Lane, state: str
     }
     assert (repairs[state] > 0) == (state != "clean")
     assert repairs["dense"] > repairs["few"]
+
+
+def test_the_floor_variant_records_one_span_and_two_points_and_uninstrument_restores_the_sdk() -> None:
+    """``span only`` (``bench.floor``): one CLIENT inference span, two metric points, then the SDK as it was."""
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    reader = InMemoryMetricReader()
+    original = anthropic.resources.messages.Messages.__dict__["create"]
+    client = anthropic.Anthropic(
+        api_key="k",
+        max_retries=0,
+        http_client=httpx2.Client(
+            transport=httpx2.MockTransport(lambda _r: httpx2.Response(200, content=overhead.anthropic_json()))
+        ),
+    )
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader]))
+    try:
+        reply = client.messages.create(model=overhead.MODEL, max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+    finally:
+        floor.uninstrument()
+    assert isinstance(reply, anthropic.types.Message)
+    (span,) = [s for s in spans.get_finished_spans() if s.instrumentation_scope.name == "bench.floor"]  # type: ignore[union-attr]
+    assert (span.name, span.kind) == (f"chat {overhead.MODEL}", SpanKind.CLIENT)
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.provider.name"] == "anthropic"
+    data = reader.get_metrics_data()
+    assert data is not None
+    recorded = sorted(m.name for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics)
+    assert recorded == ["bench.floor.requests", "gen_ai.client.operation.duration"]
+    assert anthropic.resources.messages.Messages.__dict__["create"] is original
+
+
+def test_the_median_interval_holds_the_median_and_narrows_with_more_values() -> None:
+    """``lockstep.median_interval``: two of the values around the median, closer together as there are more."""
+    few, many = [float(v) for v in range(1, 21)], [float(v) for v in range(1, 2001)]
+    low, high = lockstep.median_interval(few)
+    assert low in few
+    assert high in few
+    assert low < statistics.median(few) < high
+    wide = (high - low) / len(few)
+    low, high = lockstep.median_interval(many)
+    assert low < statistics.median(many) < high
+    assert (high - low) / len(many) < wide / 3
+
+
+_WORKER: Final = (
+    "import sys\n"
+    "from bench import lockstep\n"
+    "lockstep.serve({'noop': (lambda: None, lambda _: print('stray output'))}, note=sys.argv[1])\n"
+)
+
+
+def test_a_worker_answers_each_call_with_its_time_and_keeps_stray_output_off_the_answers() -> None:
+    """``lockstep.Worker``: the call names and note first, then one CPU time per call, whatever the call prints."""
+    worker = lockstep.Worker([sys.executable, "-c", _WORKER, "a note"], cwd=str(ROOT))
+    try:
+        assert (worker.calls, worker.note) == (["noop"], "a note")
+        times = [worker.time("noop") for _ in range(3)]
+    finally:
+        worker.close()
+    assert all(isinstance(t, float) and t >= 0 for t in times)
+
+
+def test_a_worker_that_dies_is_an_error_naming_what_it_printed() -> None:
+    """``lockstep.Worker``: a worker that ends before answering raises, with the end of its standard error."""
+    with pytest.raises(RuntimeError, match="no transport here"):
+        lockstep.Worker([sys.executable, "-c", "raise SystemExit('no transport here')"], cwd=str(ROOT))
+
+
+def test_compare_starts_each_set_in_a_rotated_order_and_runs_the_triples_asked() -> None:
+    """``lockstep.compare``: three sets, each side started first once, and exactly the triples asked, on every side."""
+    started: list[str] = []
+
+    def start(side: str) -> lockstep.Worker:
+        started.append(side)
+        return lockstep.Worker([sys.executable, "-c", _WORKER, side], cwd=str(ROOT))
+
+    note, rows = lockstep.compare(start, sets=3, budget=1e9, fewest=6, most=6)
+    assert note == "instrumented"
+    assert started[0::3] == ["plain", "instrumented", "control"]
+    assert sorted(started) == sorted(lockstep.SIDES * 3)
+    assert rows["noop"]["triples"] == 6
+    low, high = rows["noop"]["interval"]
+    assert low <= rows["noop"]["ratio"] <= high
