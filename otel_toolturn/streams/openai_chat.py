@@ -33,6 +33,7 @@ from otel_toolturn.streams._report import StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
+    TEXT_BATCH,
     CallSlot,
     Getter,
     ObserverBase,
@@ -65,8 +66,75 @@ class OpenAIChatObserver(ObserverBase):
         self._errored = False
 
     def feed(self, event: object) -> None:
-        """Read one chunk; never alters it, never raises."""
-        self._events += 1
+        """Read one chunk; never alters it, never raises.
+
+        An event is counted once: by the text fragment it kept for the repetition poll, when it
+        kept one (``_poll_texts`` counts those), else here.
+        """
+        try:
+            if not self._errored and self._response_id is not None and not self._finish:
+                # The hot path: a one-choice SDK chunk with a text or argument fragment and nothing
+                # else new, nearly every chunk of a stream (the SDK's own work between two chunks
+                # evicts the interpreter's state, so this path runs as few bytecodes as it can).
+                # Everything it needs is read first and nothing is kept until all of it matched;
+                # anything else (a dict or raw frame has no such attributes) is read the general
+                # way, by ``_read``, which reads the same chunk to the same state.
+                try:
+                    choices = event.choices  # type: ignore[attr-defined]
+                    if (
+                        type(choices) is list
+                        and len(choices) == 1
+                        and event.usage is None  # type: ignore[attr-defined]
+                        and event.model == self._seat.reported  # type: ignore[attr-defined]
+                    ):
+                        choice = choices[0]
+                        if choice.index == 0 and choice.finish_reason is None and 0 in self._seen:
+                            delta = choice.delta
+                            content = delta.content
+                            tool_calls = delta.tool_calls
+                            if tool_calls is None:
+                                if content:
+                                    texts = self._texts  # ``_hold_text``, inline
+                                    texts.append(content)
+                                    if len(texts) >= TEXT_BATCH:
+                                        self._poll_texts()
+                                else:
+                                    self._events += 1
+                                return
+                            if (
+                                not content
+                                and type(tool_calls) is list
+                                and len(tool_calls) == 1
+                                and self._fragment(tool_calls[0])
+                            ):
+                                self._events += 1
+                                return
+                except (AttributeError, TypeError, KeyError):
+                    pass
+            self._events += 1
+            self._read(event)
+        except _READ_ERRORS:
+            self._unread += 1
+
+    def _fragment(self, delta_call: object) -> bool:
+        """The hot path's argument fragment: kept in its call's slot (``True``) when nothing else in it is new."""
+        call_index = delta_call.index  # type: ignore[attr-defined]
+        if type(call_index) is not int:
+            return False
+        slot = self._slots[0, call_index]
+        function = delta_call.function  # type: ignore[attr-defined]
+        if not slot.call_id or function is None:  # with the id read, the general way skips another
+            return False
+        name = function.name
+        if name and name != slot.name:
+            return False
+        part = function.arguments
+        if part:
+            slot.parts.append(part)  # kept as it came: ``CallSlot.text`` leaves out what is not a string
+        return True
+
+    def _read(self, event: object) -> None:
+        """Read one chunk the general way: ``dict.get`` on a dict, ``getattr`` on an object."""
         try:
             cls = type(event)
             if cls is str or cls is bytes:
@@ -118,6 +186,8 @@ class OpenAIChatObserver(ObserverBase):
             self._seen.add(index)
         content = get(delta, "content", None)
         if content and index == 0 and type(content) is str:
+            if self._texts:  # the hot path's held fragments come first
+                self._poll_texts()
             self._poll.feed(content)
         tool_calls = get(delta, "tool_calls", None)
         if tool_calls and type(tool_calls) is list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamReport, observer_for
@@ -22,6 +23,15 @@ def raw_report(lane: Lane, frames: Sequence[Frame | str], *, requested: str | No
     report = observer.finish()
     assert observer.finish() == report, "finish() is not repeatable"
     return report
+
+
+def as_object(value: object) -> object:
+    """A JSON frame as attribute-only objects (what ``getattr`` reads, not a mapping)."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{key: as_object(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return [as_object(item) for item in value]
+    return value
 
 
 def dump(event: object) -> object:

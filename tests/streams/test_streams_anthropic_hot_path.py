@@ -11,13 +11,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from types import SimpleNamespace
 from typing import Final
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import RepetitionPoll, StreamReport, observer_for
 from otel_toolturn.streams._turn import TEXT_BATCH
-from tests.streams._drive import both, raw_report, sdk_report
+from tests.streams._drive import as_object, both, raw_report, sdk_report
 from tests.streams._frames import (
     Frame,
     a_block_stop,
@@ -31,15 +30,6 @@ from tests.streams._frames import (
 )
 
 LANE: Final[Lane] = "anthropic.messages"
-
-
-def as_object(value: object) -> object:
-    """A JSON frame as attribute-only objects (what ``getattr`` reads, not a mapping)."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{key: as_object(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return [as_object(item) for item in value]
-    return value
 
 
 def fed(events: list[object]) -> StreamReport:
