@@ -307,7 +307,7 @@ class _NoLogs(LogRecordExporter):
         return True
 
 
-def _telemetry() -> None:
+def setup_telemetry() -> None:
     """The same OpenTelemetry SDK in every process: real providers, exporting to nothing."""
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(BatchSpanProcessor(_NoSpans()))
@@ -352,7 +352,7 @@ def _drain(stream: Iterable[object]) -> int:
     return count
 
 
-def _calls(*, openai_only: bool) -> dict[str, Call]:
+def calls_by_name(*, openai_only: bool) -> dict[str, Call]:
     """Each timed call, by name."""
 
     def client(body: bytes, kind: str) -> httpx2.Client:
@@ -409,13 +409,13 @@ SETS: Final = {False: 6, True: 3}
 
 def worker(variant: str, *, only: Sequence[str] = ()) -> None:
     """Serve the calls (``lockstep.serve``; ``only``: just these), instrumented once with ``variant`` (or ``none``)."""
-    _telemetry()
+    setup_telemetry()
 
     def chosen(calls: dict[str, Call]) -> dict[str, Call]:
         return {name: call for name, call in calls.items() if not only or name in only}
 
     if variant == "none":
-        lockstep.serve(chosen(_calls(openai_only=False)))
+        lockstep.serve(chosen(calls_by_name(openai_only=False)))
         return
     found = _instrumentor(variant)
     if found is None:
@@ -425,7 +425,7 @@ def worker(variant: str, *, only: Sequence[str] = ()) -> None:
     # One options object, as an application instruments once: otel-toolturn's transcript memo
     # belongs to the options it was instrumented with.
     settings: dict[str, Any] = {"options": resolve_options(environ=os.environ)} if variant == "otel-toolturn" else {}
-    calls = chosen(_calls(openai_only=variant not in ("otel-toolturn", "span only")))
+    calls = chosen(calls_by_name(openai_only=variant not in ("otel-toolturn", "span only")))
     instrumentor.instrument(**settings)
     lockstep.serve(calls, note=package)
 
@@ -533,7 +533,7 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
     ``telemetry``: one call's record (span, metric points, events and log records, the
     whole-response check). ``rest``: ``total`` less the others.
     """
-    _telemetry()
+    setup_telemetry()
     telemetry_off: Any = {"traces": {"enabled": False}}
     chat: Any = openai.OpenAI(api_key="k", http_client=httpx2.Client(), max_retries=0)
     ant: Any = anthropic.Anthropic(

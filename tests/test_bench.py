@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from bench import law, lockstep, overhead
+from bench import law, lockstep, overhead, own
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants
 from otel_toolturn.instrument._memo import TranscriptMemo
@@ -178,3 +178,71 @@ def test_compare_starts_each_set_in_a_rotated_order_and_runs_the_triples_asked()
     assert rows["noop"]["triples"] == 6
     low, high = rows["noop"]["interval"]
     assert low <= rows["noop"]["ratio"] <= high
+
+
+def test_the_own_time_ledger_counts_a_nested_section_once_and_takes_off_the_clock_reads() -> None:
+    """``bench.own.Ledger``: an outer section's time (less the pair cost) counts; a section inside it adds nothing."""
+    ticks = iter(range(0, 1000, 10))
+    ledger = own.Ledger(3.0, clock=lambda: next(ticks))
+    inner = ledger.timed(lambda: "inner")
+    outer = ledger.timed(lambda: inner() + " in outer")
+    assert outer() == "inner in outer"
+    assert (ledger.own_ns, ledger.sections) == (7.0, 1)
+    assert inner() == "inner"
+    assert (ledger.own_ns, ledger.sections) == (14.0, 2)
+
+    def fails() -> None:
+        raise ValueError("from the section")
+
+    with pytest.raises(ValueError, match="from the section"):
+        ledger.timed(fails)()
+    assert (ledger.own_ns, ledger.sections) == (21.0, 3)
+    assert inner() == "inner"  # the failed section left the ledger counting again
+
+
+def test_the_own_time_sections_count_a_real_call_and_put_everything_back() -> None:
+    """``bench.own.sections``: an instrumented SDK call counts otel-toolturn's sections; leaving restores each one."""
+    from otel_toolturn.instrument import ToolTurnInstrumentor, _patches  # noqa: PLC0415
+    from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
+
+    before = (_patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish)
+    client = anthropic.Anthropic(
+        api_key="k",
+        max_retries=0,
+        http_client=httpx2.Client(
+            transport=httpx2.MockTransport(lambda _r: httpx2.Response(200, content=overhead.anthropic_json()))
+        ),
+    )
+    ledger = own.Ledger()
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(tracer_provider=TracerProvider(), meter_provider=MeterProvider())
+    try:
+        with own.sections(ledger):
+            reply = client.messages.create(
+                model=overhead.MODEL, max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+            )
+    finally:
+        instrumentor.uninstrument()
+    assert isinstance(reply, anthropic.types.Message)
+    assert ledger.sections == 2  # the request hook, then the response's check and the record's end
+    assert ledger.own_ns > 0
+    assert (_patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish) == before
+
+
+def test_the_own_time_bench_runs_a_real_call_end_to_end() -> None:
+    """``python -m bench.own``: a row for the call asked, its own time above zero and its ratio above 1."""
+    import subprocess  # noqa: PLC0415
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.own", "--only", "anthropic stream 5,000", "--calls", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("anthropic stream 5,000")]
+    call_ms, own_us, ratio = (float(cell.rstrip("x")) for cell in row.split()[3::2])
+    assert call_ms > 0
+    assert own_us > 0
+    assert ratio > 1
