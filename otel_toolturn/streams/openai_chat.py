@@ -71,50 +71,47 @@ class OpenAIChatObserver(ObserverBase):
         An event is counted once: by the text fragment it kept for the repetition poll, when it
         kept one (``_poll_texts`` counts those), else here.
         """
-        try:
-            if not self._errored and self._response_id is not None and not self._finish:
-                # The hot path: a one-choice SDK chunk with a text or argument fragment and nothing
-                # else new, nearly every chunk of a stream (the SDK's own work between two chunks
-                # evicts the interpreter's state, so this path runs as few bytecodes as it can).
-                # Everything it needs is read first and nothing is kept until all of it matched;
-                # anything else (a dict or raw frame has no such attributes) is read the general
-                # way, by ``_read``, which reads the same chunk to the same state.
-                try:
-                    choices = event.choices  # type: ignore[attr-defined]
-                    if (
-                        type(choices) is list
-                        and len(choices) == 1
-                        and event.usage is None  # type: ignore[attr-defined]
-                        and event.model == self._seat.reported  # type: ignore[attr-defined]
-                    ):
-                        choice = choices[0]
-                        if choice.index == 0 and choice.finish_reason is None and 0 in self._seen:
-                            delta = choice.delta
-                            content = delta.content
-                            tool_calls = delta.tool_calls
-                            if tool_calls is None:
-                                if content:
-                                    texts = self._texts  # ``_hold_text``, inline
-                                    texts.append(content)
-                                    if len(texts) >= TEXT_BATCH:
-                                        self._poll_texts()
-                                else:
-                                    self._events += 1
-                                return
-                            if (
-                                not content
-                                and type(tool_calls) is list
-                                and len(tool_calls) == 1
-                                and self._fragment(tool_calls[0])
-                            ):
+        if not self._errored and self._response_id is not None and not self._finish:
+            # The hot path: a one-choice SDK chunk with a text or argument fragment and nothing
+            # else new, nearly every chunk of a stream (the SDK's own work between two chunks
+            # evicts the interpreter's state, so this path runs as few bytecodes as it can).
+            # Everything it needs is read first and nothing is kept until all of it matched;
+            # anything else (a dict or raw frame has no such attributes) is read the general
+            # way, by ``_read``, which reads the same chunk to the same state.
+            try:
+                choices = event.choices  # type: ignore[attr-defined]
+                if (
+                    type(choices) is list
+                    and len(choices) == 1
+                    and event.usage is None  # type: ignore[attr-defined]
+                    and event.model == self._seat.reported  # type: ignore[attr-defined]
+                ):
+                    choice = choices[0]
+                    if choice.index == 0 and choice.finish_reason is None and 0 in self._seen:
+                        delta = choice.delta
+                        content = delta.content
+                        tool_calls = delta.tool_calls
+                        if tool_calls is None:
+                            if content:
+                                texts = self._texts  # ``_hold_text``, inline
+                                texts.append(content)
+                                if len(texts) >= TEXT_BATCH:
+                                    self._poll_texts()
+                            else:
                                 self._events += 1
-                                return
-                except (AttributeError, TypeError, KeyError):
-                    pass
-            self._events += 1
-            self._read(event)
-        except _READ_ERRORS:
-            self._unread += 1
+                            return
+                        if (
+                            not content
+                            and type(tool_calls) is list
+                            and len(tool_calls) == 1
+                            and self._fragment(tool_calls[0])
+                        ):
+                            self._events += 1
+                            return
+            except _READ_ERRORS:
+                pass
+        self._events += 1
+        self._read(event)
 
     def _fragment(self, delta_call: object) -> bool:
         """The hot path's argument fragment: kept in its call's slot (``True``) when nothing else in it is new."""

@@ -248,3 +248,21 @@ def test_what_the_hot_path_defers_reads_as_the_general_way(name: str) -> None:
     as_dicts = fed(list(frames))
     assert outcome(as_dicts)
     assert fed(chunk_objects(frames)) == as_dicts
+
+
+class _Unequal:
+    """A value that cannot be compared (as some array types answer ``==``)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("no truth value")
+
+    __hash__ = object.__hash__
+
+
+def test_a_chunk_that_cannot_be_read_is_counted_once_as_unread() -> None:
+    """A chunk whose model cannot be compared: the observer neither raises nor counts it twice."""
+    frames = [c_chunk(c_choice(content="")), text("one. ")]
+    odd = as_chunk_object(text("two. "))
+    odd.model = _Unequal()  # type: ignore[attr-defined]
+    report = fed([*chunk_objects(frames), odd, as_chunk_object(c_chunk(c_choice(finish="stop")))])
+    assert (report.events, report.frames_unread) == (4, 1)
