@@ -16,10 +16,16 @@ from tests.streams._sdk import report_of, sdk_events, sdk_final
 def raw_report(lane: Lane, frames: Sequence[Frame | str], *, requested: str | None = MODEL) -> StreamReport:
     """Feed each frame as the raw JSON dict (a ``str`` frame as its raw data) and check none was altered."""
     before = copy.deepcopy(list(frames))
-    observer = observer_for(lane, requested_model=requested)
-    for frame in frames:
-        observer.feed(frame)
+    report = fed(lane, frames, requested=requested)
     assert list(frames) == before, "the observer altered a frame"
+    return report
+
+
+def fed(lane: Lane, events: Sequence[object], *, requested: str | None = MODEL) -> StreamReport:
+    """Feed each event as it is to a new observer; its report (checked to be the same when taken again)."""
+    observer = observer_for(lane, requested_model=requested)
+    for event in events:
+        observer.feed(event)
     report = observer.finish()
     assert observer.finish() == report, "finish() is not repeatable"
     return report

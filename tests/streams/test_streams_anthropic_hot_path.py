@@ -14,9 +14,9 @@ import json
 from typing import Final
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.streams import RepetitionPoll, StreamReport, observer_for
+from otel_toolturn.streams import RepetitionPoll, observer_for
 from otel_toolturn.streams._turn import TEXT_BATCH
-from tests.streams._drive import as_object, both, raw_report, sdk_report
+from tests.streams._drive import as_object, both, fed, raw_report, sdk_report
 from tests.streams._frames import (
     Frame,
     a_block_stop,
@@ -30,15 +30,6 @@ from tests.streams._frames import (
 )
 
 LANE: Final[Lane] = "anthropic.messages"
-
-
-def fed(events: list[object]) -> StreamReport:
-    observer = observer_for(LANE, requested_model="model-a")
-    for event in events:
-        observer.feed(event)
-    report = observer.finish()
-    assert observer.finish() == report
-    return report
 
 
 def looping_text(fragments: int) -> list[str]:
@@ -105,7 +96,7 @@ def test_every_event_is_counted_once_whatever_path_read_it() -> None:
     """Fragments kept, fragments refused, unreadable frames: each event counts once, read as dicts or objects."""
     frames = frames_of_every_kind()
     before = copy.deepcopy(frames)
-    as_dicts = fed(list(frames))
+    as_dicts = fed(LANE, frames)
     assert frames == before
     assert as_dicts.events == len(frames)
     assert [(c.call_id, dict(c.arguments)) for c in as_dicts.calls] == [("toolu_1", {"k": "v"})]
@@ -113,7 +104,7 @@ def test_every_event_is_counted_once_whatever_path_read_it() -> None:
     assert as_dicts.ends_ignored is not None
     assert (as_dicts.ends_ignored.word, as_dicts.ends_ignored.count) == ("content_block_delta", 2)
     objects = [as_object(f) if isinstance(f, dict) else f for f in frames]
-    assert fed(objects) == as_dicts
+    assert fed(LANE, objects) == as_dicts
 
 
 def test_sdk_objects_give_the_dict_report() -> None:
@@ -158,6 +149,6 @@ def test_a_frame_object_is_never_altered() -> None:
     frames = frames_of_every_kind()
     objects = [as_object(f) if isinstance(f, dict) else f for f in frames]
     before = [json.dumps(o, default=vars, sort_keys=True) if not isinstance(o, str | bytes) else o for o in objects]
-    fed(objects)
+    fed(LANE, objects)
     after = [json.dumps(o, default=vars, sort_keys=True) if not isinstance(o, str | bytes) else o for o in objects]
     assert after == before

@@ -17,21 +17,12 @@ from typing import Final, cast
 import pytest
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.streams import RepetitionPoll, StreamReport, observer_for
+from otel_toolturn.streams import RepetitionPoll, StreamReport
 from otel_toolturn.streams._turn import TEXT_BATCH
-from tests.streams._drive import as_object, raw_report, sdk_report
+from tests.streams._drive import as_object, fed, raw_report, sdk_report
 from tests.streams._frames import Frame, c_call, c_choice, c_chunk, c_usage
 
 LANE: Final[Lane] = "openai.chat_completions"
-
-
-def fed(events: list[object]) -> StreamReport:
-    observer = observer_for(LANE, requested_model="model-a")
-    for event in events:
-        observer.feed(event)
-    report = observer.finish()
-    assert observer.finish() == report
-    return report
 
 
 def text(content: str, *, model: str = "model-a") -> Frame:
@@ -161,11 +152,11 @@ def test_every_chunk_is_counted_once_whatever_path_read_it() -> None:
     """Dicts and SDK-shaped objects give one report: same calls, endings, refusals, usage, one count per chunk."""
     frames = chunks_the_hot_path_leaves()
     before = copy.deepcopy(frames)
-    as_dicts = fed(list(frames))
+    as_dicts = fed(LANE, frames)
     assert frames == before
     assert as_dicts.events == len(frames)
-    assert fed(chunk_objects(frames)) == as_dicts
-    assert fed([as_object(f) for f in frames]) == as_dicts
+    assert fed(LANE, chunk_objects(frames)) == as_dicts
+    assert fed(LANE, [as_object(f) for f in frames]) == as_dicts
     assert [(c.call_id, c.name) for c in as_dicts.calls] == [("call_1", "read_more"), ("call_2", "g"), ("call_3", "h")]
     assert as_dicts.ends_ignored is not None
 
@@ -177,8 +168,8 @@ def test_a_choice_first_seen_on_the_hot_path_still_counts_as_unfinished() -> Non
         *[text(f"first choice {i}. ") for i in range(5)],
         c_chunk(c_choice(1, finish="stop")),
     ]
-    report = fed(chunk_objects(frames))
-    assert report == fed(list(frames))
+    report = fed(LANE, chunk_objects(frames))
+    assert report == fed(LANE, frames)
     assert report.torn
 
 
@@ -245,9 +236,9 @@ def streams_the_hot_path_defers() -> dict[str, tuple[list[object], Callable[[Str
 def test_what_the_hot_path_defers_reads_as_the_general_way(name: str) -> None:
     """SDK-shaped objects give the dict report on a stream whose outcome needs the general reading."""
     frames, outcome = streams_the_hot_path_defers()[name]
-    as_dicts = fed(list(frames))
+    as_dicts = fed(LANE, frames)
     assert outcome(as_dicts)
-    assert fed(chunk_objects(frames)) == as_dicts
+    assert fed(LANE, chunk_objects(frames)) == as_dicts
 
 
 class _Unequal:
@@ -264,5 +255,5 @@ def test_a_chunk_that_cannot_be_read_is_counted_once_as_unread() -> None:
     frames = [c_chunk(c_choice(content="")), text("one. ")]
     odd = as_chunk_object(text("two. "))
     odd.model = _Unequal()  # type: ignore[attr-defined]
-    report = fed([*chunk_objects(frames), odd, as_chunk_object(c_chunk(c_choice(finish="stop")))])
+    report = fed(LANE, [*chunk_objects(frames), odd, as_chunk_object(c_chunk(c_choice(finish="stop")))])
     assert (report.events, report.frames_unread) == (4, 1)
