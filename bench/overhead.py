@@ -352,8 +352,13 @@ def _drain(stream: Iterable[object]) -> int:
     return count
 
 
-def calls_by_name(*, openai_only: bool) -> dict[str, Call]:
-    """Each timed call, by name."""
+def calls_by_name(*, openai_only: bool, only: Sequence[str] = ()) -> dict[str, Call]:
+    """Each timed call, by name (``only``: just these)."""
+    calls = _every_call(openai_only=openai_only)
+    return {name: call for name, call in calls.items() if not only or name in only}
+
+
+def _every_call(*, openai_only: bool) -> dict[str, Call]:
 
     def client(body: bytes, kind: str) -> httpx2.Client:
         headers = {"content-type": "text/event-stream" if kind == "sse" else "application/json"}
@@ -411,11 +416,8 @@ def worker(variant: str, *, only: Sequence[str] = ()) -> None:
     """Serve the calls (``lockstep.serve``; ``only``: just these), instrumented once with ``variant`` (or ``none``)."""
     setup_telemetry()
 
-    def chosen(calls: dict[str, Call]) -> dict[str, Call]:
-        return {name: call for name, call in calls.items() if not only or name in only}
-
     if variant == "none":
-        lockstep.serve(chosen(calls_by_name(openai_only=False)))
+        lockstep.serve(calls_by_name(openai_only=False, only=only))
         return
     found = _instrumentor(variant)
     if found is None:
@@ -425,7 +427,7 @@ def worker(variant: str, *, only: Sequence[str] = ()) -> None:
     # One options object, as an application instruments once: otel-toolturn's transcript memo
     # belongs to the options it was instrumented with.
     settings: dict[str, Any] = {"options": resolve_options(environ=os.environ)} if variant == "otel-toolturn" else {}
-    calls = chosen(calls_by_name(openai_only=variant not in ("otel-toolturn", "span only")))
+    calls = calls_by_name(openai_only=variant not in ("otel-toolturn", "span only"), only=only)
     instrumentor.instrument(**settings)
     lockstep.serve(calls, note=package)
 

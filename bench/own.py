@@ -105,7 +105,7 @@ def sections(ledger: Ledger) -> Iterator[None]:
 def measure(*, only: Sequence[str] = (), calls: int = 40, warm: int = 5) -> dict[str, dict[str, float]]:
     """Per call of ``bench.overhead`` (``only``: just these): median call time, own time, their ratio."""
     overhead.setup_telemetry()
-    chosen = {n: c for n, c in overhead.calls_by_name(openai_only=False).items() if not only or n in only}
+    chosen = overhead.calls_by_name(openai_only=False, only=only)
     ledger = Ledger(pair_cost())
     instrumentor = ToolTurnInstrumentor()
     instrumentor.instrument()
