@@ -21,7 +21,11 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
   repairs it on every call);
 - ``chat stream 5,000``: ``chat.completions.create(stream=True)`` read to the end, 5,000 chunks;
 - ``anthropic 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
-  through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI).
+  through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI), on a client
+  whose own tracing is off, so otel-toolturn starts its own inference span;
+- ``anthropic 2,000 msgs, SDK span``: the growing conversation on a client with the SDK's own
+  tracing on (its default whenever a tracer provider is set): both sides pay the SDK's call span,
+  and otel-toolturn records onto it instead of starting a span of its own.
 
 Variants: ``otel-toolturn``; ``otel-genai`` (``opentelemetry-instrumentation-genai-openai``, or
 ``-openai-v2``); ``openllmetry`` (``opentelemetry-instrumentation-openai`` from traceloop), each
@@ -396,6 +400,16 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
     )
     for suffix, source in transcripts("anthropic").items():
         calls[f"anthropic 2,000 msgs{suffix}"] = anthropic_call(source)
+    # The SDK's default whenever a tracer provider is set: its own call span, which otel-toolturn
+    # records onto instead of starting its own (its own transcript: the memo must not match another row's).
+    ant_traced: Any = anthropic.Anthropic(
+        api_key="k", http_client=client(anthropic_json(), "json"), max_retries=0, open_telemetry={"traces": True}
+    )
+    traced = transcripts("anthropic", tag=" (SDK span)")[""]
+    calls["anthropic 2,000 msgs, SDK span"] = (
+        traced.next,
+        lambda messages: ant_traced.messages.create(model=MODEL, max_tokens=8, messages=messages),
+    )
     first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (
         nothing,

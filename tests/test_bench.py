@@ -246,3 +246,46 @@ def test_the_own_time_bench_runs_a_real_call_end_to_end() -> None:
     assert call_ms > 0
     assert own_us > 0
     assert ratio > 1
+
+
+SDK_SPAN_ROW: Final = """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from bench import overhead
+from otel_toolturn.instrument import ToolTurnInstrumentor
+
+spans = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(spans))
+trace.set_tracer_provider(provider)
+(name, (source, run)), = overhead.calls_by_name(openai_only=False, only=[NAME]).items()
+ToolTurnInstrumentor().instrument(tracer_provider=provider)
+for _ in range(2):
+    run(source())
+print(json.dumps([[s.instrumentation_scope.name, s.attributes.get("toolturn.repairs.count"),
+                   bool(s.attributes.get("toolturn.request.prefix_fingerprint"))] for s in spans.get_finished_spans()]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("row", "scope"),
+    [("anthropic 2,000 msgs, SDK span", "com.anthropic.sdk.python"), ("anthropic 2,000 msgs", "otel_toolturn")],
+)
+def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_own(row: str, scope: str) -> None:
+    """The ``, SDK span`` row's client makes its call span and otel-toolturn records onto it; the others make none."""
+    import json  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    done = subprocess.run(
+        [sys.executable, "-c", f"NAME = {row!r}\n{SDK_SPAN_ROW}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    recorded = json.loads(done.stdout.splitlines()[-1])
+    assert recorded == [[scope, 0, True], [scope, 0, True]]  # one span a call, with otel-toolturn's record on it
