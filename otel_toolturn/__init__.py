@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-from otel_toolturn import _native
-
-if _native.PURE_PYTHON:  # the lanes package loads its own modules the same way
-    for _module in _native.MODULES:
-        if not _module.startswith("otel_toolturn.lanes."):
-            _native.load_pure(_module)
-
 from otel_toolturn._errors import HandoffError, ToolTurnError, ToolTurnInputError, UnknownLaneError
 from otel_toolturn._law import (
     SECOND_RESULT_SEPARATOR,

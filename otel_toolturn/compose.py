@@ -227,20 +227,9 @@ def _jsonable(value: object) -> object:
 _CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
 """The canonical JSON every fingerprint is taken of: keys sorted, no spaces, text as it is."""
 
-_C_ENCODER: Final = (
-    json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-        None, _jsonable, json.encoder.encode_basestring, None, ":", ",", True, False, True
-    )
-    if json.encoder.c_make_encoder is not None  # type: ignore[attr-defined]
-    else None
-)
-"""``_CANONICAL``'s own C encoder, made once (no check for circular values: they fail either way)."""
-
 
 def _canonical(value: object) -> str:
     """``value``'s canonical JSON text (``_CANONICAL.encode``)."""
-    if _C_ENCODER is not None:
-        return "".join(_C_ENCODER(value, 0))
     return _CANONICAL.encode(value)
 
 

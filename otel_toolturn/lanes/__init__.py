@@ -8,20 +8,10 @@ from __future__ import annotations
 
 from typing import Final, cast
 
-from otel_toolturn import _native
 from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._view import LaneAdapter
 from otel_toolturn._vocab import LANES, Lane
-
-if _native.PURE_PYTHON:
-    for _module in _native.MODULES:
-        if _module.startswith(f"{__name__}."):
-            _native.load_pure(_module)
-
 from otel_toolturn.lanes import anthropic_messages, openai_chat, openai_responses
-
-COMPILED: Final = _native.compiled(anthropic_messages)
-"""Whether the lane adapters run compiled (mypyc, see ``setup.py``) rather than as pure Python."""
 
 ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
     "anthropic.messages": anthropic_messages.ADAPTER,
