@@ -1,6 +1,14 @@
-"""otel-toolturn: keeps LLM agents' tool turns valid at the provider boundary, and shows every repair."""
+"""otel-toolturn: keeps LLM agents' tool turns valid at the provider boundary, and shows every repair.
+
+The law, ``validate`` and the vocabularies import the standard library only. The instrumentation
+(``init``, ``shutdown``, ``withhold_tools``, ``ToolTurnInstrumentor``), which imports OpenTelemetry
+and wrapt, loads on first use.
+"""
 
 from __future__ import annotations
+
+import importlib
+import typing
 
 from otel_toolturn._errors import HandoffError, ToolTurnError, ToolTurnInputError, UnknownLaneError
 from otel_toolturn._law import (
@@ -22,9 +30,23 @@ from otel_toolturn._vocab import (
     RepairForm,
     StreamDropCause,
 )
-from otel_toolturn.instrument import ToolTurnInstrumentor, init, shutdown, withhold_tools
+
+if typing.TYPE_CHECKING:
+    from otel_toolturn.instrument import ToolTurnInstrumentor, init, shutdown, withhold_tools
 
 __version__ = "0.1.0"
+
+_INSTRUMENTATION = frozenset({"ToolTurnInstrumentor", "init", "shutdown", "withhold_tools"})
+"""The public names ``otel_toolturn.instrument`` provides, loaded on first use."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _INSTRUMENTATION:
+        value = getattr(importlib.import_module("otel_toolturn.instrument"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "INCOMPLETE_CAUSES",

@@ -5,8 +5,11 @@ the type checker and the code read the same list. A table keyed by a vocabulary 
 its keys are the whole vocabulary.
 
 - ``Lane``: the wire formats the law speaks.
-- ``RepairForm``: what the tool-turn law restored. The six forms of the law plus ``reused_id``,
-  the derived id given to a later call that repeats an id in a lane whose API rejects repeats.
+- ``RepairForm``: what the tool-turn law restored. The six forms of the law; ``reused_id``, the
+  derived id given to a later call that repeats an id in a lane whose API rejects repeats; and the
+  two forms of a result recorded after the model had answered its call's turn, delivered where it
+  stands instead of moved up (``late_result_in_place``: the call had no result the model saw;
+  ``duplicate_result_in_place``: it had one).
 - ``REPAIR_DROPS``: whether a form leaves recorded content out of the request (a lossy
   projection) rather than moving, folding, renaming or adding it.
 - ``IncompleteCause`` / ``StreamDropCause``: why a tool turn reached the model incomplete.
@@ -28,6 +31,8 @@ RepairForm = Literal[
     "duplicate_call",
     "orphan_result",
     "reused_id",
+    "late_result_in_place",
+    "duplicate_result_in_place",
 ]
 REPAIR_FORMS: Final[tuple[RepairForm, ...]] = get_args(RepairForm)
 
@@ -40,6 +45,8 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "duplicate_call": True,
         "orphan_result": True,
         "reused_id": False,
+        "late_result_in_place": False,
+        "duplicate_result_in_place": False,
     }
 )
 """Does the form leave recorded content out of the request? A request that did is lossy."""
@@ -50,7 +57,3 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
 
-
-def is_lossy(form: RepairForm) -> bool:
-    """Whether ``form`` drops recorded content (see ``REPAIR_DROPS``)."""
-    return REPAIR_DROPS[form]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -22,6 +25,8 @@ from otel_toolturn import (
     validate,
 )
 from otel_toolturn._vocab import STREAM_DROP_CAUSES
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_lossy_table_covers_every_form_exactly() -> None:
@@ -150,3 +155,22 @@ def test_shapes_the_law_does_not_know_pass_through_untouched(lane: Lane) -> None
     ]
     view = ensure_tool_turn_invariants(given_list, lane=lane)
     assert view.messages is given_list
+
+
+def test_the_law_imports_neither_opentelemetry_nor_wrapt() -> None:
+    """Importing the package and reaching the law and validate loads no OpenTelemetry and no wrapt module."""
+    script = (
+        "import sys, otel_toolturn\n"
+        "otel_toolturn.ensure_tool_turn_invariants, otel_toolturn.validate\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('opentelemetry', 'wrapt')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]"
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import otel_toolturn, sys; otel_toolturn.init; print('wrapt' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert loaded.stdout.strip() == "True", "the instrumentation still loads on first use"

@@ -2,7 +2,8 @@
 
 The notation follows law-examples: ``U("q")`` user text, ``A(t("x"), c("c1", "f"), th("y"))`` an
 assistant message, ``R("c1", "out")`` a recorded result, ``Rx("c1")`` a recorded interrupted close,
-``S("c1")`` the synthetic interrupted result the law adds. ``build(lane, events)`` gives the wire
+``S("c1")`` the synthetic interrupted result the law adds, ``L("c1", "out")`` a result the law
+delivered where it stands because the model had answered in between. ``build(lane, events)`` gives the wire
 list; a result becomes its own message (Anthropic, Chat) or item (Responses).
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane
+from otel_toolturn._view import in_place_heading
 
 CLAUDE_CODE_CLOSE: Final = "[Tool result missing due to internal error]"
 
@@ -72,7 +74,22 @@ class S:
     call_id: str
 
 
-Event = U | A | R | Rx | S
+@dataclass(frozen=True)
+class L:
+    """A result the law delivered where it stands, as text naming its call (``second``: the call had one)."""
+
+    call_id: str
+    output: str = "ok"
+    name: str = "f"
+    second: bool = False
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{in_place_heading(self.call_id, self.name, second=self.second, error=self.is_error)}\n{self.output}"
+
+
+Event = U | A | R | Rx | S | L
 
 
 def t(text: str) -> Text:
@@ -119,6 +136,8 @@ def _merge_user(messages: list[dict[str, object]]) -> list[object]:
 def _anthropic(event: Event) -> dict[str, object]:
     if isinstance(event, U):
         return {"role": "user", "content": event.text}
+    if isinstance(event, L):
+        return {"role": "user", "content": [{"type": "text", "text": event.text}]}
     if isinstance(event, A):
         blocks: list[object] = []
         for block in event.blocks:
@@ -149,7 +168,7 @@ def _anthropic(event: Event) -> dict[str, object]:
 
 
 def _chat(event: Event) -> dict[str, object]:
-    if isinstance(event, U):
+    if isinstance(event, U | L):
         return {"role": "user", "content": event.text}
     if isinstance(event, A):
         text = "".join(b.text for b in event.blocks if isinstance(b, Text))
@@ -172,6 +191,8 @@ def _chat(event: Event) -> dict[str, object]:
 def _responses(event: Event, number: int) -> list[object]:
     if isinstance(event, U):
         return [{"role": "user", "content": event.text}]
+    if isinstance(event, L):
+        return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": event.text}]}]
     if isinstance(event, A):
         items: list[object] = []
         for part, block in enumerate(event.blocks):

@@ -15,22 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
-    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     PART,
+    REPLY,
     RESULT,
     TURN,
-    Batch,
     Call,
     Emitted,
-    Stretch,
-    Survey,
-    SurveyState,
     Turn,
     View,
     Violation,
     field,
+    in_place_heading,
     replace,
 )
 from otel_toolturn._vocab import Lane
@@ -69,183 +66,39 @@ class AnthropicMessages:
 
     lane: Lane = "anthropic.messages"
     unique_ids = True
+    results_anywhere = False
 
-    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-        """A segment is a message and the user messages with ``tool_result`` blocks right after it.
+    def read(self, messages: Sequence[object]) -> View:
+        """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
-        Dirty where a batch is not exactly its calls' results leading their message, or a block
-        follows a call. One scan on the request path of every call: dicts are read inline,
-        everything else through ``field``. ``state``: resume from a scan of the list's first
-        ``state.position`` items (left unchanged); the survey's own ``state`` is at the list's end.
+        Each ``tool_result`` is a result, and the other blocks of a message holding results are parts.
         """
-        scan = SurveyState() if state is None else state.copy()
-        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
-        pending, segment = scan.pending, scan.segment
-        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
-        for position in range(start, len(items)):
-            message = items[position]
+        view = View()
+        units, kinds = view.units, view.kinds
+        for position, message in enumerate(messages):
             if type(message) is dict:
                 role, content = message.get("role"), message.get("content")
             else:
                 role, content = role_of(message), _blocks(message)
-            if type(content) is str:  # the common case first: plain text opens a segment
-                if pending:
-                    dirty.add(segment)
-                    pending = []
-                segment = position
-                bounds.append(position)
-                continue
-            blocks: list[object] = content if type(content) is list else list(content) if is_list(content) else []
-            if role == "user" and blocks:
-                answering = False
-                for block in blocks:
-                    if type(block) is dict:
-                        kind, call_id = block.get("type"), block.get("tool_use_id")
-                    else:
-                        kind, call_id = _type(block), field(block, "tool_use_id")
-                    if kind == "tool_result":
-                        answering = True
-                        if call_id in pending:
-                            pending.remove(call_id)
-                        else:
-                            dirty.add(segment)
-                            if type(call_id) is str and call_id in owner:
-                                dirty.add(owner[call_id])
-                    elif pending:
-                        dirty.add(segment)
-                if answering:
-                    continue
-            if pending:
-                dirty.add(segment)
-                pending = []
-            segment = position
-            bounds.append(position)
-            if role == "assistant" and blocks:
-                calling = False
-                for block in blocks:
-                    if type(block) is dict:
-                        kind, call_id = block.get("type"), block.get("id")
-                    else:
-                        kind, call_id = _type(block), field(block, "id")
-                    if kind == "tool_use":
-                        if type(call_id) is not str or not call_id:
-                            return None
-                        if call_id in owner:
-                            if call_id not in pending:
-                                return None  # reused across turns: its derived id must be checked against every id
-                            dirty.add(segment)  # repeated within the turn
-                        else:
-                            owner[call_id] = segment
-                            pending.append(call_id)
-                        calling = True
-                    elif calling:
-                        dirty.add(segment)
-        paused = SurveyState(
-            position=len(messages), bounds=bounds, dirty=dirty, owner=owner, pending=pending, segment=segment
-        )
-        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
-
-    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
-        """Turns for assistant messages with ``tool_use``; each ``tool_result`` a result; other block runs parts."""
-        view = View()
-        units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
-        for start, stop in spans:
-            if units:
-                units.append(BREAK)
-                kinds.append(OTHER)
-            for position in range(start, stop):
-                message = messages[position]
-                if type(message) is dict:
-                    role, content = message.get("role"), message.get("content")
-                else:
-                    role, content = role_of(message), _blocks(message)
-                if type(content) is not str and is_list(content):
-                    if role == "assistant":
-                        calls: list[Call] = []
-                        trailing = False
-                        for block in content:
-                            kind = block.get("type") if type(block) is dict else _type(block)
-                            if kind == "tool_use":
-                                calls.append(Call(call_id_of(block, "id", position, "tool_use block"), block))
-                            elif calls:
-                                trailing = True
-                        if calls:
-                            units.append(Turn(position, calls, (message,), trailing))
-                            kinds.append(TURN)
-                            continue
-                    elif role == "user":
-                        mark = len(units)
-                        run: list[object] = []
-                        for block in content:
-                            kind = block.get("type") if type(block) is dict else _type(block)
-                            if kind == "tool_result":
-                                if run:
-                                    sources[len(units)] = message
-                                    units.append(tuple(run))
-                                    kinds.append(PART)
-                                    run = []
-                                ids[len(units)] = result_id_of(block, "tool_use_id")
-                                sources[len(units)] = message
-                                units.append(block)
-                                kinds.append(RESULT)
-                            else:
-                                run.append(block)
-                        if len(units) > mark:
-                            if run:
-                                sources[len(units)] = message
-                                units.append(tuple(run))
-                                kinds.append(PART)
-                            continue
-                units.append(message)
-                kinds.append(OTHER)
-        return view
-
-    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
-        """Assistant messages with ``tool_use`` as turns; user messages of ``tool_result`` blocks only as results."""
-        stretch = Stretch()
-        for position in range(start, stop):
-            message = messages[position]
-            if type(message) is not dict:
-                return None
-            content = message.get("content")
-            if type(content) is not str:
-                if type(content) is not list:
-                    return None
-                role = message.get("role")
+            if type(content) is not str and is_list(content):
                 if role == "assistant":
-                    ids: list[str] = []
-                    refs: list[object] = []
+                    calls: list[Call] = []
                     trailing = False
                     for block in content:
-                        if type(block) is not dict:
-                            return None
-                        if block.get("type") == "tool_use":
-                            call_id = block.get("id")
-                            if type(call_id) is not str or not call_id or call_id in ids:
-                                return None
-                            ids.append(call_id)
-                            refs.append(block)
-                        elif ids:
+                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if kind == "tool_use":
+                            calls.append(Call(call_id_of(block, "id", position, "tool_use block"), block))
+                        elif calls:
                             trailing = True
-                    if ids:
-                        stretch.turn(Batch(position, (message,), ids, refs, trailing, [], [], {}, []))
+                    if calls:
+                        units.append(Turn(position, calls, (message,), trailing))
+                        kinds.append(TURN)
                         continue
-                elif role == "user" and content:
-                    first = content[0]
-                    if type(first) is dict and first.get("type") == "tool_result":
-                        answers: list[tuple[object, object]] = []
-                        for block in content:
-                            if type(block) is not dict or block.get("type") != "tool_result":
-                                return None  # results and other blocks share the message
-                            answers.append((block.get("tool_use_id"), block))
-                        if not stretch.results(message, answers):
-                            return None
-                        continue
-                    for block in content:
-                        if type(block) is not dict or block.get("type") == "tool_result":
-                            return None
-            stretch.other(message)
-        return stretch
+                elif role == "user" and _read_results(message, content, view):
+                    continue
+            units.append(message)
+            kinds.append(REPLY if role == "assistant" else OTHER)
+        return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
@@ -304,8 +157,9 @@ class AnthropicMessages:
             wire.append({"role": "user", "content": fresh})
         return wire
 
-    def rename_call(self, call: Call, new_id: str) -> Call:
+    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
         """The ``tool_use`` block under ``new_id``."""
+        del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
@@ -332,6 +186,19 @@ class AnthropicMessages:
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+        """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks."""
+        heading = in_place_heading(
+            call.call_id, _name(call.ref), second=second, error=field(result, "is_error") is True
+        )
+        content = field(result, "content")
+        if isinstance(content, str) or content is None:
+            text = f"{heading}\n{content}" if content else heading
+            return PART, ({"type": "text", "text": text},)
+        blocks: list[object] = [{"type": "text", "text": heading}]
+        blocks.extend(content if is_list(content) else [content])
+        return PART, tuple(blocks)
+
     def write(self, out: Emitted) -> list[object]:
         """Whole messages as they are; result and part runs regrouped into user messages.
 
@@ -356,6 +223,39 @@ class AnthropicMessages:
         return _validate(messages)
 
 
+def _read_results(message: object, content: Sequence[object], view: View) -> bool:
+    """A user message's ``tool_result`` blocks as results, its other block runs as parts; ``False``: none there."""
+    units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
+    mark = len(units)
+    run: list[object] = []
+    for block in content:
+        kind = block.get("type") if type(block) is dict else _type(block)
+        if kind == "tool_result":
+            if run:
+                sources[len(units)] = message
+                units.append(tuple(run))
+                kinds.append(PART)
+                run = []
+            ids[len(units)] = result_id_of(block, "tool_use_id")
+            sources[len(units)] = message
+            units.append(block)
+            kinds.append(RESULT)
+        else:
+            run.append(block)
+    if len(units) == mark:
+        return False
+    if run:
+        sources[len(units)] = message
+        units.append(tuple(run))
+        kinds.append(PART)
+    return True
+
+
+def _name(call: object) -> str:
+    name = field(call, "name")
+    return name if isinstance(name, str) else ""
+
+
 def _unit_blocks(kind: int, item: object) -> list[object]:
     if kind == PART and is_list(item):
         return list(item)
@@ -363,6 +263,8 @@ def _unit_blocks(kind: int, item: object) -> list[object]:
 
 
 def _flush(run: list[tuple[int, object, object]], wire: list[object]) -> None:
+    """One run of result and part units as user messages: one API turn, so its results lead (stable order)."""
+    run.sort(key=lambda unit: unit[0] != RESULT)
     fresh: list[object] = []
     index = 0
     while index < len(run):

@@ -13,21 +13,18 @@ from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
-    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
+    REPLY,
     RESULT,
     TURN,
-    Batch,
     Call,
     Emitted,
-    Stretch,
-    Survey,
-    SurveyState,
     Turn,
     View,
     Violation,
     field,
+    in_place_heading,
     replace,
 )
 from otel_toolturn._vocab import Lane
@@ -59,111 +56,28 @@ class OpenAIChat:
 
     lane: Lane = "openai.chat_completions"
     unique_ids = False
+    results_anywhere = False
 
-    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-        """A segment is a message and the ``tool`` messages right after it; dirty where its batch is off.
-
-        Off: the ``tool`` messages right after a turn are not exactly one per call. One scan on the
-        request path of every call: dicts are read inline, everything else through ``field``.
-        ``state``: resume from a scan of the list's first ``state.position`` items (left unchanged);
-        the survey's own ``state`` is at the list's end (its ``owner``: the latest turn emitting
-        each id, as ids may recur).
-        """
-        scan = SurveyState() if state is None else state.copy()
-        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
-        pending, segment = scan.pending, scan.segment
-        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
-        for position in range(start, len(items)):
-            message = items[position]
-            role = message.get("role") if type(message) is dict else role_of(message)
-            if role == "tool":
-                call_id = message.get("tool_call_id") if type(message) is dict else field(message, "tool_call_id")
-                if call_id in pending:
-                    pending.remove(call_id)
-                else:
-                    dirty.add(segment)
-                    if type(call_id) is str and call_id in owner:
-                        dirty.add(owner[call_id])
-                continue
-            if pending:
-                dirty.add(segment)
-                pending = []
-            segment = position
-            bounds.append(position)
-            if role == "assistant":
-                calls = message.get("tool_calls") if type(message) is dict else field(message, "tool_calls")
-                if calls:
-                    if not is_list(calls):
-                        return None
-                    for call in calls:
-                        call_id = call.get("id") if type(call) is dict else field(call, "id")
-                        if type(call_id) is not str or not call_id:
-                            return None
-                        if call_id in pending:
-                            dirty.add(segment)
-                        else:
-                            pending.append(call_id)
-                            owner[call_id] = segment
-        paused = SurveyState(
-            position=len(messages), bounds=bounds, dirty=dirty, owner=owner, pending=pending, segment=segment
-        )
-        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
-
-    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
-        """Turns for assistant messages with ``tool_calls``; each ``tool`` message a result."""
+    def read(self, messages: Sequence[object]) -> View:
+        """Assistant messages with ``tool_calls`` as turns, other assistant messages as replies, ``tool`` messages results."""
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        for start, stop in spans:
-            if units:
-                units.append(BREAK)
-                kinds.append(OTHER)
-            for position in range(start, stop):
-                message = messages[position]
-                role = message.get("role") if type(message) is dict else role_of(message)
-                if role == "tool":
-                    ids[len(units)] = result_id_of(message, "tool_call_id")
-                    units.append(message)
-                    kinds.append(RESULT)
-                    continue
-                if role == "assistant":
-                    calls = [
-                        Call(call_id_of(c, "id", position, "tool call"), c) for c in _tool_calls(message, position)
-                    ]
-                    if calls:
-                        units.append(Turn(position=position, calls=calls, items=(message,)))
-                        kinds.append(TURN)
-                        continue
-                units.append(message)
-                kinds.append(OTHER)
-        return view
-
-    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
-        """Assistant messages with ``tool_calls`` as turns, each ``tool`` message after one answering it."""
-        stretch = Stretch()
-        for position in range(start, stop):
-            message = messages[position]
-            if type(message) is not dict:
-                return None
-            role = message.get("role")
+        for position, message in enumerate(messages):
+            role = message.get("role") if type(message) is dict else role_of(message)
             if role == "tool":
-                if not stretch.results(message, ((message.get("tool_call_id"), message),)):
-                    return None
+                ids[len(units)] = result_id_of(message, "tool_call_id")
+                units.append(message)
+                kinds.append(RESULT)
                 continue
             if role == "assistant":
-                calls = message.get("tool_calls")
+                calls = [Call(call_id_of(c, "id", position, "tool call"), c) for c in _tool_calls(message, position)]
                 if calls:
-                    if type(calls) is not list:
-                        return None
-                    ids: list[str] = []
-                    for call in calls:
-                        call_id = call.get("id") if type(call) is dict else None
-                        if type(call_id) is not str or not call_id or call_id in ids:
-                            return None
-                        ids.append(call_id)
-                    stretch.turn(Batch(position, (message,), ids, calls, False, [], [], {}, []))
+                    units.append(Turn(position=position, calls=calls, items=(message,)))
+                    kinds.append(TURN)
                     continue
-            stretch.other(message)
-        return stretch
+            units.append(message)
+            kinds.append(REPLY if role == "assistant" else OTHER)
+        return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's content is an interrupted close."""
@@ -185,8 +99,9 @@ class OpenAIChat:
         """Each result is one whole ``tool`` message."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str) -> Call:
+    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
         """The tool call under ``new_id``."""
+        del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
@@ -205,6 +120,17 @@ class OpenAIChat:
         """One ``tool`` message: contents joined."""
         content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
         return replace(results[0], content=content)
+
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+        """A user message: a line naming the call, then the ``tool`` message's content (its parts kept as parts)."""
+        function = field(call.ref, "function")
+        name = field(function, "name") if function is not None else None
+        heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
+        content = field(result, "content")
+        if is_list(content):
+            return OTHER, {"role": "user", "content": [{"type": "text", "text": heading}, *content]}
+        text = f"{heading}\n{content}" if isinstance(content, str) and content else heading
+        return OTHER, {"role": "user", "content": text}
 
     def write(self, out: Emitted) -> list[object]:
         """Every emitted item is one whole message."""

@@ -5,8 +5,9 @@ Calls are ``function_call`` and ``custom_tool_call`` items (``call_id``); result
 together with the ``reasoning`` items that stand directly ahead of a call in it; its outputs follow
 the run. A ``reasoning`` item is never separated from the item right after it: when a repeated call
 is left out, the reasoning directly ahead of it goes with it (inside the same lossy repair). Call ids
-and item ids must be unique in the request. Hosted-tool items (``web_search_call``,
-``computer_call``, ``mcp_call``, ...) pass through untouched.
+and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
+items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
+assistant messages and reasoning they are what the model produced (replies).
 """
 
 from __future__ import annotations
@@ -15,21 +16,18 @@ from collections.abc import Sequence
 from typing import Final
 
 from otel_toolturn._view import (
-    BREAK,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
+    REPLY,
     RESULT,
     TURN,
-    Batch,
     Call,
     Emitted,
-    Stretch,
-    Survey,
-    SurveyState,
     Turn,
     View,
     Violation,
     field,
+    in_place_heading,
     replace,
 )
 from otel_toolturn._vocab import Lane
@@ -58,9 +56,14 @@ def _leads_to_call(items: Sequence[object], start: int) -> bool:
     return index < len(items) and _type(items[index]) in CALL_TYPES
 
 
-def _reasoning_to_end(items: Sequence[object], start: int) -> bool:
-    """Whether every item from ``start`` on is a reasoning item (what they lead to is not known yet)."""
-    return all(_type(items[index]) == "reasoning" for index in range(start, len(items)))
+_REPLY_TYPES: Final = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_request"})
+
+
+def _replied(item: object, kind: object) -> bool:
+    """Whether an item that is no call and no output is one the model produced (it ends a call's window)."""
+    if isinstance(kind, str) and (kind in _REPLY_TYPES or kind.endswith("_call")):
+        return True
+    return field(item, "role") == "assistant"
 
 
 class OpenAIResponses:
@@ -68,151 +71,40 @@ class OpenAIResponses:
 
     lane: Lane = "openai.responses"
     unique_ids = True
+    results_anywhere = True
 
-    def survey(self, messages: Sequence[object], state: SurveyState | None = None) -> Survey | None:
-        """A segment is a run of calls (or any other item that is not an output) and the outputs right after it.
-
-        Dirty where a run is not followed by exactly its outputs. ``state``: resume from a scan of
-        the list's first ``state.position`` items (left unchanged). Whether a reasoning item joins a
-        run depends on the items after it, so the survey's own ``state`` stops ahead of a run of
-        reasoning items that ends the list; otherwise it is at the list's end.
-        """
-        scan = SurveyState() if state is None else state.copy()
-        start, bounds, dirty, owner = scan.position, scan.bounds, scan.dirty, scan.owner
-        pending, segment, in_run = scan.pending, scan.segment, scan.running
-        paused: SurveyState | None = None
-        items: list[object] = messages if type(messages) is list else list(messages)  # indexed at C speed when compiled
-        for position in range(start, len(items)):
-            item = items[position]
-            kind = item.get("type") if type(item) is dict else _type(item)
-            if kind in OUTPUT_TYPES:
-                in_run = False
-                call_id = item.get("call_id") if type(item) is dict else field(item, "call_id")
-                if call_id in pending:
-                    pending.remove(call_id)
-                else:
-                    dirty.add(segment)
-                    if type(call_id) is str and call_id in owner:
-                        dirty.add(owner[call_id])
-                continue
-            calling = kind in CALL_TYPES
-            running = calling or (kind == "reasoning" and _leads_to_call(messages, position))
-            if kind == "reasoning" and not running and paused is None and _reasoning_to_end(messages, position):
-                paused = SurveyState(
-                    position=position,
-                    bounds=list(bounds),
-                    dirty=set(dirty),
-                    owner=dict(owner),
-                    pending=list(pending),
-                    segment=segment,
-                    running=in_run,
-                )
-            if not (running and in_run):
-                if pending:
-                    dirty.add(segment)
-                    pending = []
-                segment = position
-                bounds.append(position)
-            in_run = running
-            if calling:
-                call_id = item.get("call_id") if type(item) is dict else field(item, "call_id")
-                if type(call_id) is not str or not call_id:
-                    return None
-                if call_id in pending:
-                    dirty.add(segment)
-                elif call_id in owner:
-                    return None  # reused across runs: its derived id must be checked against every id
-                else:
-                    owner[call_id] = segment
-                    pending.append(call_id)
-        if paused is None:
-            paused = SurveyState(
-                position=len(messages),
-                bounds=bounds,
-                dirty=dirty,
-                owner=owner,
-                pending=pending,
-                segment=segment,
-                running=in_run,
-            )
-        return Survey(bounds=bounds, dirty=dirty | {segment} if pending else dirty, state=paused)
-
-    def read(self, messages: Sequence[object], spans: Sequence[tuple[int, int]]) -> View:
-        """Runs of call items (with their reasoning) as turns; each output item a result."""
+    def read(self, messages: Sequence[object]) -> View:
+        """Runs of call items (with their reasoning) as turns; each output item a result; model output replies."""
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        for start, stop in spans:
-            if units:
-                units.append(BREAK)
-                kinds.append(OTHER)
-            index = start
-            while index < stop:
-                item = messages[index]
-                kind = item.get("type") if type(item) is dict else _type(item)
-                if kind in OUTPUT_TYPES:
-                    ids[len(units)] = result_id_of(item, "call_id")
-                    units.append(item)
-                    kinds.append(RESULT)
-                    index += 1
-                    continue
-                if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                    first = index
-                    calls: list[Call] = []
-                    while index < stop:
-                        kind = _type(messages[index])
-                        if kind in CALL_TYPES:
-                            call = messages[index]
-                            calls.append(Call(call_id_of(call, "call_id", index, f"{kind} item"), call))
-                        elif not (kind == "reasoning" and _leads_to_call(messages, index)):
-                            break
-                        index += 1
-                    units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
-                    kinds.append(TURN)
-                    continue
-                units.append(item)
-                kinds.append(OTHER)
-                index += 1
-        return view
-
-    def read_quick(self, messages: Sequence[object], start: int, stop: int) -> Stretch | None:
-        """Runs of call items (with their reasoning) as turns, each output item after one answering it."""
-        stretch = Stretch()
-        index = start
+        index, stop = 0, len(messages)
         while index < stop:
             item = messages[index]
-            if type(item) is not dict:
-                return None
-            kind = item.get("type")
+            kind = item.get("type") if type(item) is dict else _type(item)
             if kind in OUTPUT_TYPES:
-                if not stretch.results(item, ((item.get("call_id"), item),)):
-                    return None
+                ids[len(units)] = result_id_of(item, "call_id")
+                units.append(item)
+                kinds.append(RESULT)
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
                 first = index
-                ids: list[str] = []
-                refs: list[object] = []
+                calls: list[Call] = []
                 while index < stop:
-                    item = messages[index]
-                    if type(item) is not dict:
-                        return None
-                    kind = item.get("type")
+                    kind = _type(messages[index])
                     if kind in CALL_TYPES:
-                        call_id = item.get("call_id")
-                        if type(call_id) is not str or not call_id or call_id in ids:
-                            return None
-                        ids.append(call_id)
-                        refs.append(item)
+                        call = messages[index]
+                        calls.append(Call(call_id_of(call, "call_id", index, f"{kind} item"), call))
                     elif not (kind == "reasoning" and _leads_to_call(messages, index)):
                         break
                     index += 1
-                if not ids:
-                    return None
-                stretch.turn(Batch(first, tuple(messages[first:index]), ids, refs, False, [], [], {}, []))
+                units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
+                kinds.append(TURN)
                 continue
-            stretch.other(item)
+            units.append(item)
+            kinds.append(REPLY if _replied(item, kind) else OTHER)
             index += 1
-        return stretch
+        return view
 
     def interrupted(self, result: object) -> bool:
         """Whether the result's output is an interrupted close."""
@@ -244,10 +136,14 @@ class OpenAIResponses:
         """Each result is one whole output item."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str) -> Call:
-        """The call item under ``new_id`` (its item ``id``, when it has one, derived the same way)."""
+    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
+        """The call item under ``new_id``.
+
+        Its item ``id`` stays as sent (it may name what the server stored) unless it is the very id of
+        the earlier call item it repeats (an item replayed twice): then it is derived the same way.
+        """
         item_id = field(call.ref, "id")
-        if isinstance(item_id, str) and item_id:
+        if isinstance(item_id, str) and item_id and repeats is not None and field(repeats.ref, "id") == item_id:
             suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
             return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
@@ -270,6 +166,18 @@ class OpenAIResponses:
         """One output item: outputs joined."""
         output = fold_contents([field(r, "output") for r in results], lambda text: {"type": "input_text", "text": text})
         return replace(results[0], output=output)
+
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+        """A user message item: a line naming the call, then the output (its parts kept as parts)."""
+        name = field(call.ref, "name")
+        heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
+        output = field(result, "output")
+        if isinstance(output, (list, tuple)):
+            content: list[object] = [{"type": "input_text", "text": heading}, *output]
+        else:
+            text = f"{heading}\n{output}" if isinstance(output, str) and output else heading
+            content = [{"type": "input_text", "text": text}]
+        return OTHER, {"type": "message", "role": "user", "content": content}
 
     def write(self, out: Emitted) -> list[object]:
         """Every emitted item is one whole item."""
