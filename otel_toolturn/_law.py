@@ -276,13 +276,14 @@ class _Restoration:
             owner[call_id] = slot
             slots.append(slot)
         if self.adapter.unique_ids:
-            reserved = taken | seen
-            for slot in slots:
-                if slot.call.call_id in taken:
-                    slot.new_id = self.adapter.derive_id(slot.call.call_id, reserved)
-                    slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
-                    reserved.add(slot.new_id)
-                    self.note(index, "reused_id", slot.call.call_id)
+            if not taken.isdisjoint(seen):
+                reserved = taken | seen
+                for slot in slots:
+                    if slot.call.call_id in taken:
+                        slot.new_id = self.adapter.derive_id(slot.call.call_id, reserved)
+                        slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
+                        reserved.add(slot.new_id)
+                        self.note(index, "reused_id", slot.call.call_id)
             taken.update(slot.new_id or slot.call.call_id for slot in slots)
         if turn.trailing:
             for slot in slots:
@@ -293,9 +294,11 @@ class _Restoration:
 
     def _decide(self, index: int, slots: list[_Slot]) -> None:
         """What the turn's calls get: each call's kept result, its close, and where later results go."""
+        changed = index in self.rewritten
+        if not changed and all(len(slot.results) == 1 and slot.placed for slot in slots):
+            return  # each call answered once, right after the turn: nothing to decide
         adapter, units, sources = self.adapter, self.units, self.sources
         anywhere = adapter.results_anywhere
-        changed = index in self.rewritten
         placed: list[tuple[int, _Piece]] = []
         moved: list[_Piece] = []
         synthetic: list[_Piece] = []

@@ -211,3 +211,14 @@ def test_defect_a_reused_id_keeps_the_second_turns_real_result(lane: Lane) -> No
     assert "second" in wire
     assert INTERRUPTED_RESULT_TEXT not in wire
     assert validate(view.messages, lane=lane) == []
+
+
+def test_the_same_call_item_twice_in_one_run_is_kept_once() -> None:
+    """`input += response.output` run twice gives one call item object twice: the view keeps it once and validates."""
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
+    given: list[object] = [{"role": "user", "content": "q"}, call, call]
+    view = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert _forms(view.repairs) == [("duplicate_call", ("call_1",)), ("missing_result", ("call_1",))]
+    assert [item for item in view.messages if item is call] == [call]
+    assert validate(view.messages, lane="openai.responses") == []
+    assert ensure_tool_turn_invariants(view.messages, lane="openai.responses").repairs == ()

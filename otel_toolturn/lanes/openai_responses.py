@@ -115,21 +115,22 @@ class OpenAIResponses:
     ) -> list[object]:
         """The run's items in order with left-out calls (and the reasoning right ahead of them) removed."""
         del position, trailing  # a run is rewritten item by item; nothing trails a call in it
-        written = {id(old): new for old, new in calls}
         out: list[object] = []
         changed = False
+        kept = 0  # the kept calls are matched in order, so one object twice in the run is kept once
         for item in items:
             if _type(item) not in CALL_TYPES:
                 out.append(item)
                 continue
-            new = written.get(id(item))
-            if new is None:
-                changed = True
-                while out and _type(out[-1]) == "reasoning":
-                    out.pop()
+            if kept < len(calls) and calls[kept][0] is item:
+                new = calls[kept][1]
+                kept += 1
+                changed = changed or new is not item
+                out.append(new)
                 continue
-            changed = changed or new is not item
-            out.append(new)
+            changed = True
+            while out and _type(out[-1]) == "reasoning":
+                out.pop()
         return out if changed else list(items)
 
     def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
