@@ -24,6 +24,7 @@ SAME = None
 FOLD = f"a\n{SECOND_RESULT_SEPARATOR}\nb"
 
 Repairs = tuple[tuple[RepairForm, tuple[str, ...]], ...]
+E17_ANSWERED: list[Event] = [U("go"), A(c("c1"), c("c2", "g")), R("c1"), S("c2"), U("continue"), A(th("hm"), t("ok"))]
 
 
 @dataclass(frozen=True)
@@ -174,13 +175,11 @@ EXAMPLES = [
         [U("go"), A(c("c1"), c("c2", "g")), R("c1"), U("continue"), A(th("hm"), t("ok")), R("c2", "real")],
         {
             ANTHROPIC: (
-                [U("go"), A(c("c1"), c("c2", "g")), R("c1"), S("c2"), U("continue"), A(th("hm"), t("ok"))]
-                + [L("c2", "real", "g")],
+                [*E17_ANSWERED, L("c2", "real", "g")],
                 (("missing_result", ("c2",)), ("late_result_in_place", ("c2",))),
             ),
             CHAT: (
-                [U("go"), A(c("c1"), c("c2", "g")), R("c1"), S("c2"), U("continue"), A(th("hm"), t("ok"))]
-                + [L("c2", "real", "g")],
+                [*E17_ANSWERED, L("c2", "real", "g")],
                 (("missing_result", ("c2",)), ("late_result_in_place", ("c2",))),
             ),
             RESPONSES: (SAME, ()),

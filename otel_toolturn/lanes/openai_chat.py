@@ -59,7 +59,7 @@ class OpenAIChat:
     results_anywhere = False
 
     def read(self, messages: Sequence[object]) -> View:
-        """Assistant messages with ``tool_calls`` as turns, other assistant messages replies, ``tool`` messages results."""
+        """Assistant messages with ``tool_calls`` as turns, other assistant messages replies, tool messages results."""
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
         for position, message in enumerate(messages):
