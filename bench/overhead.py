@@ -36,10 +36,10 @@ this machine (both SDKs). A variant whose package is not installed is reported a
 Run: ``python -m bench.overhead`` (``--quick`` for fewer triples). The transcripts are made before
 the clock starts. ``--split`` instead prints where
 otel-toolturn's own time goes on each 2,000-message call, with the SDK call itself stubbed out:
-the transcript memo (its check of the remembered messages and the rules on the new ones), the law
-given the survey, the strip rule, the request receipt (prefix fingerprint; system-prompt pieces
-and fingerprints), the telemetry (span, metrics, events, the response check) and the rest, in
-microseconds of this thread's CPU time per call (the median over a growing conversation's calls).
+the strip rule, the law, the request receipt (the digests of the prefix fingerprint and the
+conversation state; system-prompt pieces and fingerprints), the telemetry (span, metrics, events,
+the response check) and the rest, in microseconds of this thread's CPU time per call (the median
+over a growing conversation's calls).
 """
 
 from __future__ import annotations
@@ -184,8 +184,8 @@ class Conversation:
 class Cold:
     """A transcript seen for the first time on every call, as a process resuming a stored conversation sends it.
 
-    Every call's transcript is new objects, its first message its own (so no two are equal): the
-    memo never finds it, or an equal one, remembered.
+    Every call's transcript is new objects, its first message its own (so no two are equal): no
+    digest is reused and no conversation is found for it.
     """
 
     def __init__(self, base: list[dict[str, Any]]) -> None:
@@ -464,17 +464,17 @@ def measure(variant: str, *, quick: bool, only: Sequence[str] = ()) -> dict[str,
     return {"variant": variant, "package": package, "rows": rows}
 
 
-SPLIT: Final = ("total", "memo", "law", "strip", "receipt: prefix", "receipt: system", "telemetry", "rest")
+SPLIT: Final = ("total", "strip", "law", "receipt: prefix", "receipt: system", "telemetry", "rest")
 
 
 def _split_row(
     resource: object, reply: object, extra: dict[str, Any], sources: tuple[Any, Any], *, quick: bool
 ) -> dict[str, float]:
     """One call's split (see ``split``): ``sources`` give the transcripts, one for the phases, one for ``total``."""
-    from otel_toolturn import compose  # noqa: PLC0415 - only the split reads the internals
+    from otel_toolturn import compose, ensure_tool_turn_invariants  # noqa: PLC0415 - only the split reads the internals
     from otel_toolturn.instrument import _patches  # noqa: PLC0415
     from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
-    from otel_toolturn.instrument._request import MEMO, prepare_request  # noqa: PLC0415
+    from otel_toolturn.instrument._request import DIGESTS, prepare_request  # noqa: PLC0415
 
     telemetry = _patches.STATE.telemetry
     if telemetry is None:
@@ -499,25 +499,23 @@ def _split_row(
             messages = phases.next()
             request = {"model": MODEL, **extra, "messages": messages}
             started = clock()
-            known = MEMO.recall(messages, lane=lane, owner=telemetry.options)
-            memo = clock()
-            if known is None:
-                raise RuntimeError("the memo did not take a plain transcript")
-            view = known.view(messages, chained=False)
-            law = clock()
-            sent = known.strip(messages, view)
+            stripped = compose.strip_framework_fields(messages)
             strip = clock()
-            fingerprint = known.prefix_fingerprint(sent, messages, view)
+            sent = ensure_tool_turn_invariants(stripped, lane=lane).messages
+            law = clock()
+            caller = DIGESTS.digests(messages)
+            fingerprint = compose.prefix_fingerprint(
+                (caller if sent is messages else DIGESTS.digests(sent, source=messages))[:-1]
+            )
             prefix = clock()
-            pieces = compose.system_prompt_pieces(request, lane=lane, transcript=known.pieces)
+            pieces = compose.system_prompt_pieces(request, lane=lane)
             system = tuple(compose.fingerprint(p.raw_content) for p in compose.contributing_pieces(pieces))
             done = clock()
             del fingerprint, system
             for name, took in (
-                ("memo", memo - started),
-                ("law", law - memo),
-                ("strip", strip - law),
-                ("receipt: prefix", prefix - strip),
+                ("strip", strip - started),
+                ("law", law - strip),
+                ("receipt: prefix", prefix - law),
                 ("receipt: system", done - prefix),
             ):
                 times[name].append(took)
@@ -542,10 +540,9 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
 
     Each figure is the median over the calls of a growing conversation (``Conversation``; the cold
     row: ``Cold``) of this thread's CPU time. ``total``: the patched method around a stub that
-    returns the SDK's own response object at once. ``memo``: the transcript memo's check of the
-    remembered messages and the rules (survey, strip, system pieces) on the new ones. ``law``: the
-    law given the survey. ``strip``: the strip rule on the view. ``receipt: prefix``: the prefix
-    fingerprint. ``receipt: system``: the system-prompt pieces and their fingerprints.
+    returns the SDK's own response object at once. ``strip``: the strip rule on the transcript.
+    ``law``: the law on the stripped transcript. ``receipt: prefix``: the digests (the caller's and
+    the view's) and the prefix fingerprint. ``receipt: system``: the system-prompt pieces and their fingerprints.
     ``telemetry``: one call's record (span, metric points, events and log records, the
     whole-response check). ``rest``: ``total`` less the others.
     """

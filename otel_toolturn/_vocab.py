@@ -56,4 +56,3 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
-

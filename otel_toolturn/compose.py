@@ -30,6 +30,11 @@ The rules, each in one function:
   from its messages' digests, so a caller can digest each message once.
 - **Tool rounds** (``tool_rounds_since_user_text``): how many consecutive tool rounds the
   assistant made since the last user text, the count ``max_tool_rounds`` is compared with.
+- **Who said it** (``is_instruction``, ``is_model_output``, ``emitted_call_ids``): whether a
+  transcript item is a system / developer message, whether the model produced it (Anthropic and
+  Chat: an ``assistant`` message; Responses: an assistant message item, a ``reasoning`` item or any
+  ``*_call`` item), and which client tool call ids it emits, for readers that follow a
+  conversation from request to request.
 """
 
 from __future__ import annotations
@@ -186,7 +191,7 @@ def transcript_system_pieces(items: Sequence[object], *, key: str, start: int = 
     """
     pieces: list[SystemPromptPiece] = []
     for index, item in enumerate(items, start):
-        if field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message"):
+        if is_instruction(item):
             pieces.extend(_text_parts(field(item, "content"), f"{key}.{index}"))
     return pieces
 
@@ -310,3 +315,43 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
         elif _is_tool_round(message, lane):
             rounds += 1
     return rounds
+
+
+def is_instruction(item: object) -> bool:
+    """Whether a transcript item (Chat, Responses) is a ``system`` or ``developer`` message."""
+    return field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message")
+
+
+def is_model_output(item: object, *, lane: Lane) -> bool:
+    """Whether the model produced this transcript item (see the module docstring's "who said it")."""
+    if field(item, "role") == "assistant":
+        return True
+    if lane != "openai.responses":
+        return False
+    kind = field(item, "type")
+    return isinstance(kind, str) and (kind == "reasoning" or kind.endswith("_call"))
+
+
+def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
+    """The client tool call ids a transcript item emits, in order (none: it emits no client call).
+
+    Anthropic: the ``tool_use`` blocks of an assistant message; Chat: its ``tool_calls``;
+    Responses: a ``function_call`` or ``custom_tool_call`` item's ``call_id``.
+    """
+    if lane == "openai.responses":
+        call_id = field(item, "call_id") if _is_call_item(item) else None
+        return (call_id,) if isinstance(call_id, str) else ()
+    if field(item, "role") != "assistant":
+        return ()
+    chat = lane == "openai.chat_completions"
+    blocks = field(item, "tool_calls" if chat else "content")
+    if not isinstance(blocks, Sequence) or isinstance(blocks, str):
+        return ()
+    ids: list[str] = []
+    for block in blocks:
+        if not chat and field(block, "type") != "tool_use":
+            continue
+        call_id = field(block, "id")
+        if isinstance(call_id, str):
+            ids.append(call_id)
+    return tuple(ids)

@@ -6,6 +6,7 @@ JSON and provisioning, and the compose stack's configuration.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,16 @@ from tests.e2e.servers import require_binary
 
 STACK = queries.DASHBOARDS / "stack"
 GRAFANA = queries.DASHBOARDS / "grafana"
+RUNBOOKS = queries.REPO / "docs" / "runbooks"
+RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
 REQUIRED_RULE_CASES = (
     "lossy repair fires, then resolves",
     "lossless repairs stay silent",
     "brand-new lossy series fires",
+    "a resent lossy break does not fire again",
+    "brand-new dropped-thinking series fires",
+    "dropped thinking fires when the count rises",
+    "a repeating dropped-thinking count stays silent",
 )
 
 
@@ -60,6 +67,61 @@ def test_rule_tests_cover_every_alert_and_the_required_cases() -> None:
     alerts = {rule["alert"] for group in _yaml(queries.PROMETHEUS_RULES)["groups"] for rule in group["rules"]}
     assert tested == alerts
     assert set(REQUIRED_RULE_CASES) <= {test["name"] for test in tests}
+
+
+def _alert_rules() -> list[tuple[str, dict[str, Any]]]:
+    """Every alert of both rule files: (its name, its annotations)."""
+    prometheus = [
+        (rule["alert"], rule.get("annotations", {}))
+        for group in _yaml(queries.PROMETHEUS_RULES)["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    ]
+    grafana = [
+        (rule["title"], rule.get("annotations", {}))
+        for group in _yaml(queries.GRAFANA_ALERTS)["groups"]
+        for rule in group["rules"]
+    ]
+    return prometheus + grafana
+
+
+def _runbook_queries() -> list[tuple[str, str]]:
+    """Every ```promql block of the runbooks: (the runbook's file name, the expression)."""
+    block = re.compile(r"^\s*```promql\n(.*?)^\s*```", re.MULTILINE | re.DOTALL)
+    return [
+        (path.name, " ".join(found.group(1).split()))
+        for path in sorted(RUNBOOKS.glob("*.md"))
+        for found in block.finditer(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_every_alert_links_to_its_runbook_in_the_repository() -> None:
+    """Each alert of both rule files has a runbook_url ``docs/runbooks/<alert>.md`` naming a file that exists."""
+    for alert, notes in _alert_rules():
+        assert notes.get("runbook_url") == f"docs/runbooks/{alert}.md", alert
+        assert (queries.REPO / notes["runbook_url"]).is_file(), alert
+
+
+def test_every_runbook_names_its_alert_and_has_its_sections() -> None:
+    """Each runbook belongs to an alert, is titled with its name, and says meaning, impact, diagnosis, mitigation."""
+    alerts = {alert for alert, _ in _alert_rules()}
+    runbooks = sorted(RUNBOOKS.glob("*.md"))
+    assert {path.stem for path in runbooks} == alerts
+    for path in runbooks:
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith(f"# {path.stem}\n"), path.name
+        assert f"`{path.stem}`" in text, path.name
+        positions = [text.find(section + "\n") for section in RUNBOOK_SECTIONS]
+        assert -1 not in positions, path.name
+        assert positions == sorted(positions), path.name
+
+
+def test_runbook_queries_name_only_what_the_library_emits() -> None:
+    """Every query a runbook gives parses and selects only emitted metrics and labels; each runbook but one has some."""
+    found = _runbook_queries()
+    assert {name for name, _ in found} >= {f"{alert}.md" for alert, _ in _alert_rules()}
+    for name, expr in found:
+        assert queries.unknown_names(expr) == [], (name, expr)
 
 
 def test_every_shipped_query_parses(tmp_path: Path) -> None:

@@ -238,7 +238,9 @@ def test_e15_before_run_marks_only_missing_results_of_prior_messages(lane: Lane)
     unmarked = ensure_tool_turn_invariants(given, lane=lane)
     assert marked.repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("c1",), before_run=True),)
     assert unmarked.repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("c1",)),)
-    closed = [A(c("c1")), U("resume"), S("c1")] if lane == RESPONSES else [A(c("c1")), S("c1"), U("resume")]
+    closed: list[Event] = (
+        [A(c("c1")), U("resume"), S("c1")] if lane == RESPONSES else [A(c("c1")), S("c1"), U("resume")]
+    )
     assert marked.messages == unmarked.messages == build(lane, closed)
 
 

@@ -57,7 +57,8 @@ def test_case_1_in_every_lane(lane: Lane) -> None:
     """The same interruption in each lane: closed with synthetic results, the user's text kept after them."""
     given = build(lane, [U("do x"), A(t("reading"), c("c1"), c("c2"), c("c3")), R("c1"), U("continue")])
     view = ensure_tool_turn_invariants(given, lane=lane)
-    closes, typed = [S("c2"), S("c3")], [U("continue")]
+    closes: list[Event] = [S("c2"), S("c3")]
+    typed: list[Event] = [U("continue")]
     after = [*typed, *closes] if lane == "openai.responses" else [*closes, *typed]  # Responses: past the last item
     expected = build(lane, [U("do x"), A(t("reading"), c("c1"), c("c2"), c("c3")), R("c1"), *after])
     assert as_api_reads(lane, view.messages) == as_api_reads(lane, expected)
@@ -76,7 +77,7 @@ def test_case_3_user_text_right_after_a_call(lane: Lane) -> None:
     """A user who answers a call with plain text gets the call closed as interrupted ahead of the text."""
     given = build(lane, [U("q"), A(c("c1")), U("never mind")])
     view = ensure_tool_turn_invariants(given, lane=lane)
-    after = [U("never mind"), S("c1")] if lane == "openai.responses" else [S("c1"), U("never mind")]
+    after: list[Event] = [U("never mind"), S("c1")] if lane == "openai.responses" else [S("c1"), U("never mind")]
     assert view.messages == build(lane, [U("q"), A(c("c1")), *after])
 
 

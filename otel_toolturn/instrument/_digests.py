@@ -1,50 +1,43 @@
-"""Prefix fingerprints, reused across the turns of a conversation so they stay cheap.
+"""Message digests, reused across the turns of a conversation so telemetry stays cheap.
 
-Role: an agent resends the same message objects on every turn, one or two more each time. This
-cache remembers the last few transcripts it fingerprinted: their message objects, each message's
-digest (``compose.message_digest``) and the SHA-256 state over the digests of all but the last.
-A new transcript whose leading messages are the very same objects, in order, reuses that state
-and digests only the messages after them, so the cost of a transcript seen before is one identity
-comparison (at C speed) plus the new messages, never a pass over all of it in Python.
+Role: a telemetry cache, never a decision: the wire request is computed from the transcript as it
+stands at each call (``_request``); this cache only serves the digests (``compose.message_digest``)
+that the prefix fingerprint and the conversation state (``_conversation``) are made of.
 
-A request whose messages are not the caller's list (the law's repaired view, or the strip rule's
-copies) is fingerprinted from the caller's transcript, which is remembered as above. The view is
-read as runs of the caller's objects, in order (the law carries untouched stretches as they
-stand): each run takes its digests from the caller's, matched by identity at C speed; between
-runs, a message the view made (a closing result, a stripped copy) is digested anew, and one the
-view left out or moved is stepped over. The repaired transcripts themselves are not remembered, so
-they never push the callers' out.
+An agent resends the same message objects on every turn, one or two more each time. The cache
+remembers the last ``SLOTS`` caller transcripts it digested: their message objects and each
+message's digest. A new transcript whose leading messages are the very same objects, in order,
+takes their digests and digests only the messages after them, so a transcript seen before costs
+one identity comparison (at C speed) plus its new messages, never a pass over all of it in Python.
 
-The value is always ``compose.prefix_fingerprint`` of ``compose.message_digest`` of every message
-but the last (the same text whichever path computed it): a digest is reused only for the very
-object it was computed from.
+A list derived from the caller's transcript (the law's view, the strip rule's copies) is digested
+from it: the view is read as runs of the caller's objects, in order (the law carries untouched
+stretches as they stand); each run takes its digests from the caller's, matched by identity; a
+message the view made (a closing result, a stripped copy) is digested anew, and one the view left
+out or moved is stepped over. Derived lists are not remembered, so they never push the callers'
+transcripts out.
 
-What it does not do: notice a message mutated in place after it was first sent (it keeps its
-first digest). The fingerprint is telemetry, never a decision; a message replaced by a new object,
-even an equal one, is digested again.
+Every digest is ``compose.message_digest`` of the message it names (the same bytes whichever path
+computed it), reused only for the very object it was computed from.
 
-``remembered`` and ``fingerprint_from`` are the cache's two steps without its search: the
-transcript memo (``_memo``), which matches transcripts itself (and checks their messages
-unchanged), keeps its entries' digests with them. ``DigestCache`` serves the transcripts the memo
-does not take.
+What it does not notice: a message object mutated in place after it was first digested keeps its
+first digest (a message replaced by a new object, even an equal one, is digested again). So the
+fingerprint and the conversation telemetry of a transcript edited in place may be stale; the
+request sent never is.
 """
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import threading
 from collections.abc import Sequence
 from itertools import compress, count, islice
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from otel_toolturn.compose import FINGERPRINT_LENGTH, message_digest, prefix_fingerprint
-
-if TYPE_CHECKING:
-    from hashlib import _Hash
+from otel_toolturn.compose import message_digest, prefix_fingerprint
 
 SLOTS: Final = 16
-"""How many transcripts are remembered (about one per conversation running at once)."""
+"""How many caller transcripts are remembered (about one per conversation running at once)."""
 
 LOOKAHEAD: Final = 8
 """How far ahead in the caller's transcript a view's message is looked for when a run ends."""
@@ -55,19 +48,22 @@ _EXTENDING: Final = threading.Lock()
 
 
 class Seen:
-    """One remembered transcript: its messages, their digests, the hash over all digests but the last.
+    """One remembered transcript: its messages and their digests.
 
     ``digests`` may run on past this transcript's messages: an entry and the longer transcripts
     extending it share one list (each new one appends, so no call copies the digests of a long
     transcript); an entry's own digests are the first ``len(messages)``.
     """
 
-    __slots__ = ("digests", "messages", "prefix")
+    __slots__ = ("digests", "messages")
 
-    def __init__(self, messages: tuple[object, ...], digests: list[bytes], prefix: _Hash) -> None:
+    def __init__(self, messages: tuple[object, ...], digests: list[bytes]) -> None:
         self.messages = messages
         self.digests = digests
-        self.prefix = prefix
+
+    def own(self) -> list[bytes]:
+        """The digest of each of this transcript's messages, in order."""
+        return self.digests[: len(self.messages)]
 
 
 def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
@@ -99,19 +95,16 @@ def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
 
 
 def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
-    """The entry of ``messages``: ``match``'s (an entry of their first messages) extended.
+    """The entry of ``messages``: ``match``'s (an entry of their first messages, the very objects) extended.
 
-    ``match`` ``None``: every message is digested. The caller has checked that ``match``'s messages
-    are ``messages``' first ones: the very objects, or (the transcript memo) messages equal to them,
-    whose digests are the same; the entry names ``messages``' own objects either way.
+    ``match`` ``None``: every message is digested.
     """
     total = len(messages)
     if match is None:
-        digests = [message_digest(m) for m in messages]
-        return Seen(tuple(messages), digests, hashlib.sha256(b"".join(digests[:-1])))
+        return Seen(tuple(messages), [message_digest(m) for m in messages])
     known = len(match.messages)
     if known == total:
-        return match if match.messages is messages else Seen(tuple(messages), match.digests, match.prefix)
+        return match if match.messages is messages else Seen(tuple(messages), match.digests)
     added = [message_digest(m) for m in messages[known:]]
     with _EXTENDING:
         digests = match.digests
@@ -119,20 +112,7 @@ def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
             digests.extend(added)
         else:  # a longer transcript extended it first: this one branches off
             digests = digests[:known] + added
-    prefix = match.prefix.copy()
-    prefix.update(b"".join(digests[known - 1 : total - 1]))
-    return Seen(tuple(messages), digests, prefix)
-
-
-def fingerprint_from(source: Seen, derived: Sequence[object] | None = None) -> str:
-    """``compose.prefix_fingerprint`` of every message but the last of ``source``'s transcript, or of ``derived``.
-
-    ``derived``: a list made from that transcript (the law's view, stripped); its messages that are
-    the transcript's very objects take their digests from ``source``.
-    """
-    if derived is None:
-        return source.prefix.hexdigest()[:FINGERPRINT_LENGTH]
-    return prefix_fingerprint(_derived_digests(derived[:-1], source))
+    return Seen(tuple(messages), digests)
 
 
 class DigestCache:
@@ -143,15 +123,19 @@ class DigestCache:
         self._recent: list[Seen] = []
         self._lock = threading.Lock()
 
-    def prefix_fingerprint(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> str:
-        """``compose.prefix_fingerprint`` of every message of ``messages`` but the last.
+    def digests(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> list[bytes]:
+        """``compose.message_digest`` of each of ``messages``, in order.
 
         ``source``: the caller's transcript when ``messages`` was derived from it (the law's view,
         stripped); its objects' digests are reused by identity.
         """
         if source is None or source is messages:
-            return fingerprint_from(self._remember(messages))
-        return fingerprint_from(self._remember(source), messages)
+            return self._remember(messages).own()
+        return _derived_digests(messages, self._remember(source))
+
+    def prefix_fingerprint(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> str:
+        """``compose.prefix_fingerprint`` of every message of ``messages`` but the last (``source``: as ``digests``)."""
+        return prefix_fingerprint(self.digests(messages, source=source)[:-1])
 
     def _remember(self, messages: Sequence[object]) -> Seen:
         """``messages``' entry: from the longest remembered transcript they start with, then remembered."""

@@ -47,7 +47,7 @@ from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Provider
 from otel_toolturn.instrument._request import PreparedRequest
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
-from otel_toolturn.streams._report import StreamedCall, StreamObserver, StreamReport
+from otel_toolturn.streams._report import InputTransformation, StreamedCall, StreamObserver, StreamReport
 
 
 class _ObserverFor(Protocol):
@@ -271,10 +271,16 @@ class CallRecord:
 
     # --- request ---------------------------------------------------------------------------------
     def request(self, prepared: PreparedRequest) -> None:
-        """Record what the request hook decided: repairs, tools withheld, the receipt."""
+        """Record what the request hook decided: repairs (which repeat), tools withheld, the receipt, a prefix change.
+
+        ``toolturn.repairs`` gets every repair; ``toolturn.breaks`` only those no earlier request
+        of the conversation made (``prepared.repeats``).
+        """
         tel = self.telemetry
         labels = self._labels
         tel.add(names.REQUESTS, 1, labels.requests)
+        for failure in prepared.failures:
+            tel.error("request", failure)
         attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
         view = prepared.view
         if view is not None:
@@ -286,23 +292,35 @@ class CallRecord:
                 lane = self.lane
                 batch: list[Attributes] = []
                 points: dict[tuple[str, bool], int] = {}
-                for repair in repairs:
+                breaks: dict[tuple[str, bool], int] = {}
+                repeats = prepared.repeats
+                for index, repair in enumerate(repairs):
                     form, repair_lossy = repair.form, repair.lossy
+                    repeat = index < len(repeats) and repeats[index]
                     batch.append(
                         {
                             names.REPAIR_FORM: form,
                             names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
                             names.REPAIR_LOSSY: repair_lossy,
                             names.REPAIR_BEFORE_RUN: repair.before_run,
+                            names.REPAIR_REPEAT: repeat,
                             names.LANE: lane,
                         }
                     )
                     points[form, repair_lossy] = points.get((form, repair_lossy), 0) + 1
+                    if not repeat:
+                        breaks[form, repair_lossy] = breaks.get((form, repair_lossy), 0) + 1
                     lossy = lossy or repair_lossy
                 self._events(names.EVENT_REPAIR, batch)
                 for (point_form, point_lossy), count in points.items():
                     tel.add(
                         names.REPAIRS,
+                        count,
+                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
+                    )
+                for (point_form, point_lossy), count in breaks.items():
+                    tel.add(
+                        names.BREAKS,
                         count,
                         labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
                     )
@@ -312,6 +330,17 @@ class CallRecord:
             attributes[names.REPAIRS_COUNT] = len(repairs)
             attributes[names.REPAIRS_FORMS] = forms
             attributes[names.REPAIRS_LOSSY] = lossy
+        change = prepared.prefix_change
+        if change is not None:
+            self._event(
+                names.EVENT_PREFIX_CHANGE,
+                {
+                    names.PREFIX_CHANGE_POSITION: change.position,
+                    names.PREFIX_CHANGE_CAUSE: change.cause,
+                    names.LANE: self.lane,
+                },
+            )
+            tel.add(names.PREFIX_CHANGES, 1, labels.with_((names.PREFIX_CHANGE_CAUSE, change.cause)))
         withheld = prepared.withheld
         if withheld is not None:
             self._event(
@@ -372,7 +401,7 @@ class CallRecord:
             self.telemetry.error("stream", exc)
 
     def report(self, report: StreamReport) -> None:
-        """Record one response's report: GenAI response attributes, drops, ends, substitutions."""
+        """Record one response's report: GenAI response attributes, drops, ends, substitutions, transformations."""
         tel = self.telemetry
         labels = self._labels
         attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
@@ -445,8 +474,39 @@ class CallRecord:
                         names.LANE: self.lane,
                     },
                 )
+        if report.input_transformations:
+            self._input_transformations(report.input_transformations)
         if report.calls:
             self.calls_seen(report.calls)
+
+    def _input_transformations(self, transformations: tuple[InputTransformation, ...]) -> None:
+        """What the provider changed in the request: one event each (its strings as sent), one point per label set.
+
+        The counter's type and reason are the closed-set labels (``other`` outside them); the path
+        is never a label.
+        """
+        lane = self.lane
+        self._events(
+            names.EVENT_INPUT_TRANSFORMATION,
+            [
+                {
+                    names.INPUT_TRANSFORMATION_TYPE: transformation.type,
+                    names.INPUT_TRANSFORMATION_REASON: transformation.reason,
+                    names.INPUT_TRANSFORMATION_PATH: transformation.path,
+                    names.LANE: lane,
+                }
+                for transformation in transformations
+            ],
+        )
+        points = Counter((t.type_label, t.reason_label) for t in transformations)
+        for (type_label, reason_label), count in points.items():
+            self.telemetry.add(
+                names.INPUT_TRANSFORMATIONS,
+                count,
+                self._labels.with_(
+                    (names.INPUT_TRANSFORMATION_TYPE, type_label), (names.INPUT_TRANSFORMATION_REASON, reason_label)
+                ),
+            )
 
     def calls_seen(self, calls: tuple[StreamedCall, ...]) -> None:
         """The hook point where a response's whole calls are seen: handoff events are emitted here.

@@ -1,25 +1,32 @@
 """The request hook's deciding half: from an SDK call's keyword arguments to what goes on the wire.
 
-Role: converts and calls the core; decides nothing itself. Reads the call's keyword arguments,
-runs the tool-turn law on its ``messages``/``input``, the tools rule and the strip rule, and
-computes the request receipt (fingerprints). Emits nothing: ``PreparedRequest`` is a value the
-recording half (``_record``) turns into telemetry. No OpenTelemetry here.
+Role: converts and calls the core; decides nothing itself. No OpenTelemetry here:
+``PreparedRequest`` is a value the recording half (``_record``) turns into telemetry. The stages,
+in order, each on the call's input as it stands at this call (nothing remembered decides the wire):
 
-Cases:
-- ``repair`` mode: the law's view (with framework fields stripped) replaces the list; the
-  caller's list and items are never mutated (a new ``kwargs`` dict is returned).
-- ``observe`` mode: the request is sent as the caller wrote it; the would-be repairs are reported.
-- Tools: a ``withhold_tools`` scope withholds them in both modes (the caller asked for it);
-  ``max_tool_rounds`` asks for a wrap-up only in repair mode (observe mode reports it, unapplied);
-  a caller whose ``tool_choice`` already says none is recorded with reason ``caller``.
-- A one-shot iterable is materialised once by ``materialise`` before anything reads it.
-- A transcript of dict messages goes through the transcript memo (``_memo``): the decision and
-  the receipt are the pure rules' own, worked out on the messages it has not seen before only.
-  Any other transcript takes the rules whole (and ``DIGESTS`` for its prefix fingerprint).
+1. **materialise** (``materialise``, called by the patch first): a one-shot iterable (transcript,
+   tools, system blocks) is read once into a list before anything reads it;
+2. **strip** (``compose.strip_framework_fields``): library-only fields leave the transcript's
+   messages (copies; the caller's objects are never mutated);
+3. **law** (``_law.ensure_tool_turn_invariants``) on the stripped transcript: the view and its repairs;
+4. **compose**: ``repair`` mode sends the view in a new ``kwargs`` dict (the caller's dict, list
+   and items are never mutated); ``observe`` mode sends the request as the caller wrote it and
+   reports the would-be repairs. Tools: a ``withhold_tools`` scope withholds them in both modes
+   (the caller asked for it); ``max_tool_rounds`` asks for a wrap-up only in repair mode (observe
+   mode reports it, unapplied); a caller whose ``tool_choice`` already says none is recorded with
+   reason ``caller``;
+5. **record**: the receipt (fingerprints of the system prompt, the tools and the sent prefix, when
+   ``receipt`` asks) and the conversation's findings (``_conversation``: repeats, prefix change).
+   Their digests come from ``DIGESTS``, a telemetry cache (``_digests``). A failure here never
+   changes the decision: it is handed to the recording half to count.
+
+A failure in stages 2 to 4 (the law refusing its input) raises to the caller of
+``prepare_request``, which proceeds uninstrumented.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,9 +35,10 @@ from typing import Final
 from otel_toolturn import _law, compose
 from otel_toolturn._law import ToolTurnView
 from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument import _conversation
 from otel_toolturn.instrument._config import Options
+from otel_toolturn.instrument._conversation import Conversations, Findings, PrefixChange
 from otel_toolturn.instrument._digests import DigestCache
-from otel_toolturn.instrument._memo import Transcript, TranscriptMemo
 
 MESSAGES_KEY: Final[Mapping[Lane, str]] = {
     "anthropic.messages": "messages",
@@ -39,16 +47,16 @@ MESSAGES_KEY: Final[Mapping[Lane, str]] = {
 }
 """The keyword argument that carries the transcript, per lane."""
 
-MEMO: Final = TranscriptMemo()
-"""The transcripts of recent calls, shared by every call of the process: a resent transcript costs its new messages."""
-
 DIGESTS: Final = DigestCache()
-"""Prefix fingerprints of the transcripts the memo does not take (each message object is digested once)."""
+"""Message digests of recent caller transcripts, for the receipt and the conversation state (telemetry only)."""
+
+CONVERSATIONS: Final = Conversations()
+"""The conversations of recent requests, shared by every call of the process (telemetry only)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PreparedRequest:
-    """What the request hook decided for one call, and the receipt of what was sent."""
+    """What the request hook decided for one call, the receipt of what was sent, and its conversation's findings."""
 
     kwargs: dict[str, object]
     view: ToolTurnView | None
@@ -56,10 +64,17 @@ class PreparedRequest:
     withheld: compose.ToolsWithheldReason | None
     withheld_applied: bool
     tool_rounds: int
-    system_fingerprints: tuple[str, ...]
-    tools_fingerprint: str | None
-    prefix_fingerprint: str | None
-    system_prompt: str
+    system_fingerprints: tuple[str, ...] = ()
+    tools_fingerprint: str | None = None
+    prefix_fingerprint: str | None = None
+    system_prompt: str = ""
+    repeats: tuple[bool, ...] = ()
+    """Per repair of ``view``, in order: whether an earlier request of the conversation made it.
+
+    A request whose conversation is not followed (chained, or the record stage failed) repeats nothing."""
+    prefix_change: PrefixChange | None = None
+    failures: tuple[Exception, ...] = ()
+    """Errors of the record stage (the decision stands; the recording half counts them)."""
 
 
 def materialise(kwargs: dict[str, object], lane: Lane) -> dict[str, object]:
@@ -85,7 +100,7 @@ def _withheld(
     rounds: int,
     options: Options,
 ) -> tuple[compose.ToolsWithheldReason | None, bool]:
-    """The withheld decision and whether it changes the request (see the module's cases)."""
+    """The withheld decision and whether it changes the request (see the module's stage 4)."""
     tools = kwargs.get("tools")
     if not tools:
         return None, False
@@ -107,65 +122,94 @@ def prepare_request(
     scope: compose.ToolsWithheld | None,
     receipt: bool,
 ) -> PreparedRequest:
-    """Decide what this call sends (see the module's cases); ``receipt`` asks for the fingerprints."""
+    """Decide what this call sends (the module's stages); ``receipt`` asks for the fingerprints."""
     key = MESSAGES_KEY[lane]
     messages = kwargs.get(key)
+    transcript = messages if isinstance(messages, (Sequence, str)) else None
+    chained = lane == "openai.responses" and bool(kwargs.get("previous_response_id") or kwargs.get("conversation"))
+
     view: ToolTurnView | None = None
     law_seconds = 0.0
-    out = kwargs
-    known: Transcript | None = None
-    if isinstance(messages, (Sequence, str)):
+    if transcript is not None:
+        stripped = transcript if isinstance(transcript, str) else compose.strip_framework_fields(transcript)
         started = time.perf_counter()
-        chained = lane == "openai.responses" and bool(kwargs.get("previous_response_id") or kwargs.get("conversation"))
-        known = MEMO.recall(messages, lane=lane, owner=options)
-        if known is not None:
-            view = known.view(messages, chained=chained)
-        else:
-            view = _law.ensure_tool_turn_invariants(messages, lane=lane, chained=chained)
+        view = _law.ensure_tool_turn_invariants(stripped, lane=lane, chained=chained)
         law_seconds = time.perf_counter() - started
-        if options.mode == "repair":
-            sent = view.messages
-            if known is not None:
-                sent = known.strip(messages, view)
-            elif not isinstance(sent, str):
-                sent = compose.strip_framework_fields(sent)
-            if sent is not messages:
-                out = {**kwargs, key: sent}
 
-    transcript: Sequence[object] | str = messages if isinstance(messages, (Sequence, str)) else ()
-    rounds = compose.tool_rounds_since_user_text(transcript, lane=lane) if options.max_tool_rounds else 0
+    out = kwargs
+    if options.mode == "repair" and view is not None and view.messages is not transcript:
+        out = {**kwargs, key: view.messages}
+    rounds = compose.tool_rounds_since_user_text(transcript or (), lane=lane) if options.max_tool_rounds else 0
     withheld, applied = _withheld(kwargs, scope=scope, rounds=rounds, options=options)
     if applied:
         out = {**out, "tool_choice": compose.tool_choice_none(lane)}
 
-    system_fingerprints: tuple[str, ...] = ()
-    tools_fingerprint: str | None = None
-    prefix_fingerprint: str | None = None
-    system_prompt = ""
-    if receipt:
-        transcript_pieces = known.pieces if known is not None else None
-        pieces = compose.contributing_pieces(compose.system_prompt_pieces(out, lane=lane, transcript=transcript_pieces))
-        system_fingerprints = tuple(compose.fingerprint(p.raw_content) for p in pieces)
-        system_prompt = compose.join_system_prompt(pieces) if options.capture_content else ""
-        tools = out.get("tools")
-        if tools:
-            tools_fingerprint = compose.fingerprint(tools)
-        sent_messages = out.get(key)
-        if isinstance(sent_messages, Sequence) and not isinstance(sent_messages, str) and len(sent_messages) > 1:
-            if known is not None and view is not None and isinstance(messages, Sequence):
-                prefix_fingerprint = known.prefix_fingerprint(sent_messages, messages, view)
-            else:
-                source = messages if isinstance(messages, Sequence) and not isinstance(messages, str) else None
-                prefix_fingerprint = DIGESTS.prefix_fingerprint(sent_messages, source=source)
-    return PreparedRequest(
+    decided = PreparedRequest(
         kwargs=out,
         view=view,
         law_seconds=law_seconds,
         withheld=withheld,
         withheld_applied=applied,
         tool_rounds=rounds,
+        repeats=(False,) * len(view.repairs if view is not None else ()),
+    )
+    try:
+        return _recorded(decided, transcript, lane=lane, options=options, receipt=receipt, chained=chained)
+    except Exception as exc:  # noqa: BLE001 - telemetry never changes what is sent
+        return dataclasses.replace(decided, failures=(exc,))
+
+
+def _recorded(
+    decided: PreparedRequest,
+    transcript: Sequence[object] | str | None,
+    *,
+    lane: Lane,
+    options: Options,
+    receipt: bool,
+    chained: bool,
+) -> PreparedRequest:
+    """``decided`` with its receipt and its conversation's findings (the module's stage 5)."""
+    out = decided.kwargs
+    view = decided.view
+    system_fingerprints: tuple[str, ...] = ()
+    tools_fingerprint: str | None = None
+    system_prompt = ""
+    if receipt:
+        pieces = compose.contributing_pieces(compose.system_prompt_pieces(out, lane=lane))
+        system_fingerprints = tuple(compose.fingerprint(p.raw_content) for p in pieces)
+        system_prompt = compose.join_system_prompt(pieces) if options.capture_content else ""
+        tools = out.get("tools")
+        if tools:
+            tools_fingerprint = compose.fingerprint(tools)
+
+    prefix_fingerprint: str | None = None
+    findings: Findings | None = None
+    if view is not None and transcript is not None and not isinstance(transcript, str) and transcript:
+        caller = DIGESTS.digests(transcript)
+        viewed = view.messages
+        assert not isinstance(viewed, str)  # noqa: S101 - a list's view is a list; narrows for the type checker
+        seen = caller if viewed is transcript else DIGESTS.digests(viewed, source=transcript)
+        sent = out[MESSAGES_KEY[lane]]
+        if receipt and isinstance(sent, Sequence) and len(sent) > 1:
+            prefix_fingerprint = compose.prefix_fingerprint((seen if sent is viewed else caller)[:-1])
+        if not chained:
+            sighting = _conversation.Sighting(
+                lane=lane,
+                head=_conversation.head_digest(out, lane),
+                caller=b"".join(caller),
+                caller_last_output=_conversation.last_output(transcript, lane),
+                opening=_conversation.opening(transcript, lane),
+                view=b"".join(seen),
+                view_last_output=_conversation.last_output(viewed, lane),
+                keys=_conversation.repair_keys(view.repairs, transcript, caller, lane),
+            )
+            findings = CONVERSATIONS.follow(sighting, owner=options)
+    return dataclasses.replace(
+        decided,
         system_fingerprints=system_fingerprints,
         tools_fingerprint=tools_fingerprint,
         prefix_fingerprint=prefix_fingerprint,
         system_prompt=system_prompt,
+        repeats=findings.repeats if findings is not None else decided.repeats,
+        prefix_change=findings.prefix_change if findings is not None else None,
     )

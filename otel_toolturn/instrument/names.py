@@ -22,6 +22,11 @@ REPAIR_FORM: Final = "toolturn.repair.form"
 REPAIR_TOOL_CALL_IDS: Final = "toolturn.repair.tool_call_ids"
 REPAIR_LOSSY: Final = "toolturn.repair.lossy"
 REPAIR_BEFORE_RUN: Final = "toolturn.repair.before_run"
+REPAIR_REPEAT: Final = "toolturn.repair.repeat"
+"""Whether an earlier request of the same conversation made the same repair (form, ids, turn)."""
+PREFIX_CHANGE_POSITION: Final = "toolturn.prefix_change.position"
+"""The first view position where the answered prefix changed; -1: the head (system prompt, tools)."""
+PREFIX_CHANGE_CAUSE: Final = "toolturn.prefix_change.cause"
 REPAIRS_COUNT: Final = "toolturn.repairs.count"
 REPAIRS_FORMS: Final = "toolturn.repairs.forms"
 REPAIRS_LOSSY: Final = "toolturn.repairs.lossy"
@@ -50,6 +55,10 @@ TOOLS_WITHHELD_APPLIED: Final = "toolturn.tools_withheld.applied"
 MAX_TOOL_ROUNDS_SEEN: Final = "toolturn.request.tool_rounds"
 SYSTEM_PROMPT: Final = "toolturn.request.system_prompt"
 """The joined system prompt: content, set only when content capture is on."""
+INPUT_TRANSFORMATION_TYPE: Final = "toolturn.input_transformation.type"
+INPUT_TRANSFORMATION_REASON: Final = "toolturn.input_transformation.reason"
+INPUT_TRANSFORMATION_PATH: Final = "toolturn.input_transformation.path"
+"""Where in the request the provider changed something (an event attribute only, never a metric label)."""
 
 # --- GenAI semantic-convention keys the inference span carries (not ours: never extended) -------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
@@ -81,6 +90,11 @@ The ``*_export`` stages: an exporter ``init`` created (never the application's) 
 its deadline, or failed to flush; the calls themselves were never affected."""
 ERROR_STAGES: Final[tuple[ErrorStage, ...]] = get_args(ErrorStage)
 
+PrefixChangeCause = Literal["caller", "repair"]
+"""Why the answered prefix changed (the ``toolturn.prefix_change.cause`` value): the caller's own
+transcript or head changed there, or only the law's view of an unchanged transcript did."""
+PREFIX_CHANGE_CAUSES: Final[tuple[PrefixChangeCause, ...]] = get_args(PrefixChangeCause)
+
 # --- events (span events, and log records of the same name when a logger provider is set) ------
 EVENT_REPAIR: Final = "toolturn.repair"
 EVENT_STREAM_DROP: Final = "toolturn.stream.drop"
@@ -91,6 +105,8 @@ EVENT_RESPONSE_MODEL: Final = "toolturn.response_model"
 EVENT_REPETITION: Final = "toolturn.repetition"
 EVENT_HANDOFF: Final = "toolturn.handoff"
 EVENT_HANDOFF_REFUSED: Final = "toolturn.handoff.refused"
+EVENT_PREFIX_CHANGE: Final = "toolturn.prefix_change"
+EVENT_INPUT_TRANSFORMATION: Final = "toolturn.input_transformation"
 
 EVENTS: Final = (
     EVENT_REPAIR,
@@ -102,6 +118,8 @@ EVENTS: Final = (
     EVENT_REPETITION,
     EVENT_HANDOFF,
     EVENT_HANDOFF_REFUSED,
+    EVENT_PREFIX_CHANGE,
+    EVENT_INPUT_TRANSFORMATION,
 )
 
 
@@ -136,8 +154,28 @@ REPAIRS: Final = Instrument(
     name="toolturn.repairs",
     kind="counter",
     unit="{repair}",
-    description="Tool-turn repairs made (or, in observe mode, that would have been made), by form.",
+    description=(
+        "Tool-turn repairs made (or, in observe mode, that would have been made), by form: every"
+        " request's, so a break resent on five requests counts five (toolturn.breaks counts it once)."
+    ),
     attributes=(REPAIR_FORM, REPAIR_LOSSY, LANE, PROVIDER),
+)
+BREAKS: Final = Instrument(
+    name="toolturn.breaks",
+    kind="counter",
+    unit="{break}",
+    description=(
+        "Broken tool turns, each counted once per conversation: on the first request that repairs it"
+        " (toolturn.repairs counts every request's repairs, repeats included)."
+    ),
+    attributes=(REPAIR_FORM, REPAIR_LOSSY, LANE, PROVIDER),
+)
+PREFIX_CHANGES: Final = Instrument(
+    name="toolturn.prefix_changes",
+    kind="counter",
+    unit="{request}",
+    description="Requests whose already-answered prefix differs from the previous request's, by cause.",
+    attributes=(PREFIX_CHANGE_CAUSE, LANE, PROVIDER),
 )
 LOSSY_PROJECTIONS: Final = Instrument(
     name="toolturn.lossy_projections",
@@ -202,6 +240,13 @@ HANDOFFS_REFUSED: Final = Instrument(
     description="Responses that carried more than one handoff call (all refused).",
     attributes=(LANE, PROVIDER),
 )
+INPUT_TRANSFORMATIONS: Final = Instrument(
+    name="toolturn.input_transformations",
+    kind="counter",
+    unit="{transformation}",
+    description="Changes the provider made to a request before reading it (thinking dropped), by type and reason.",
+    attributes=(INPUT_TRANSFORMATION_TYPE, INPUT_TRANSFORMATION_REASON, LANE, PROVIDER),
+)
 LAW_DURATION: Final = Instrument(
     name="toolturn.law.duration",
     kind="histogram",
@@ -231,6 +276,8 @@ LAW_DURATION_BUCKETS: Final[tuple[float, ...]] = (
 INSTRUMENTS: Final[tuple[Instrument, ...]] = (
     REQUESTS,
     REPAIRS,
+    BREAKS,
+    PREFIX_CHANGES,
     LOSSY_PROJECTIONS,
     STREAM_DROPS,
     STREAM_ENDS_IGNORED,
@@ -240,6 +287,7 @@ INSTRUMENTS: Final[tuple[Instrument, ...]] = (
     INSTRUMENTATION_ERRORS,
     HANDOFFS,
     HANDOFFS_REFUSED,
+    INPUT_TRANSFORMATIONS,
     LAW_DURATION,
 )
 

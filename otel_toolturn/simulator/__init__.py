@@ -3,7 +3,11 @@
 It enforces each provider's tool-turn rules with the provider's own 400 body and words, answers
 valid requests with scripted turns (tool calls, text) as plain JSON or SSE, can misbehave on
 demand (cut arguments, no finish frame, frames after the end, a non-JSON frame, a substituted
-model), and records every request it receives. The demo runs against it; so do the tests.
+model), and records every request it receives. On the Anthropic lane it signs the thinking it
+returns and checks each signature against the prefix it was made from (``_binding``); on every
+lane each reply's usage reports the part of its prompt an earlier request already sent, as a prefix
+cache would (``_cache``; totals per lane in ``Simulator.summary``). The demo runs against it; so do
+the tests.
 
 Example::
 
@@ -26,11 +30,12 @@ from otel_toolturn.simulator._script import (
     ScriptedTurn,
     default_turn,
 )
-from otel_toolturn.simulator._server import RecordedRequest, Simulator
+from otel_toolturn.simulator._server import LaneSummary, RecordedRequest, Simulator
 
 __all__ = [
     "DEFAULT_ANSWER",
     "MISBEHAVIOURS",
+    "LaneSummary",
     "Misbehaviour",
     "RecordedRequest",
     "ScriptedCall",

@@ -1,13 +1,22 @@
 """Anthropic Messages as the simulator speaks it (``POST /v1/messages``).
 
-Plain reply: a ``message`` with a text block (when the turn has text) and one ``tool_use`` block per
-call; ``stop_reason`` ``tool_use``, ``end_turn``, or ``max_tokens`` when the arguments were cut (the
-cut call and those after it are left out: Anthropic's arguments are an object, not text).
+Plain reply: a ``message`` with, when the request enables thinking, a signed ``thinking`` block
+first (``_binding``; its text says what the turn does), a text block (when the turn has text) and
+one ``tool_use`` block per call; ``stop_reason`` ``tool_use``, ``end_turn``, or ``max_tokens`` when
+the arguments were cut (the cut call and those after it are left out: Anthropic's arguments are an
+object, not text). ``usage``: ``cache_read_input_tokens`` the prompt's cached tokens (``_cache``),
+``input_tokens`` the uncached rest, ``cache_creation_input_tokens`` 0 (the simulator takes no
+``cache_control`` breakpoints). When thinking blocks were dropped (``drop_block``) the message
+carries ``input_transformations``.
 
-Stream, in the provider's order: ``message_start``; per block ``content_block_start``, its deltas
-(``text_delta``; ``input_json_delta`` starting with an empty piece) and ``content_block_stop``, a
-``ping`` right after the first block start; then ``message_delta`` (stop reason, output tokens) and
-``message_stop``. Every frame carries its ``event:`` name.
+Stream, in the provider's order: ``message_start`` (the message without content, its usage, its
+``input_transformations``); per block ``content_block_start``, its deltas (``thinking_delta`` then
+one ``signature_delta``; ``text_delta``; ``input_json_delta`` starting with an empty piece) and
+``content_block_stop``, a ``ping`` right after the first block start; then ``message_delta`` (stop
+reason, output tokens, the ``input_transformations`` again) and ``message_stop``. Every frame
+carries its ``event:`` name.
+
+Admission: the prefix check of signed thinking (``_binding``), after the tool-turn rules.
 
 Errors: ``{"type": "error", "error": {"type": "invalid_request_error", "message": …}}``.
 """
@@ -18,15 +27,39 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Literal, TypedDict
 
+from otel_toolturn.simulator._binding import review_binding, sign, thinking_enabled
+from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire
+from otel_toolturn.simulator._wire import Admission, Json, NewId, Wire
 
 
-def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool) -> Json:
-    """Build the ``message`` object answering ``request`` with ``turn``."""
+def admit(request: Mapping[str, object]) -> Admission:
+    """Run the prefix check: refuse, or admit with the invalid thinking blocks dropped and listed."""
+    review = review_binding(request)
+    if review.refusal is not None:
+        return Admission(request=request, refusal=review.refusal)
+    fields: Json = {"input_transformations": list(review.dropped)} if review.dropped else {}
+    return Admission(request=review.request, reply_fields=fields, dropped=len(review.dropped))
+
+
+def thinking_text(turn: ScriptedTurn) -> str:
+    """The short thinking the reply to ``turn`` shows: what the turn is about to do."""
+    if turn.calls:
+        return "I will call " + ", ".join(call.name for call in turn.calls) + "."
+    return "I will answer: " + turn.text[:40]
+
+
+def reply_body(
+    turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool, prompt: PromptUsage
+) -> Json:
+    """Build the ``message`` object answering ``request`` (as the model sees it) with ``turn``."""
     reply_id = new_id("msg_")
     content: list[Json] = []
+    if thinking_enabled(request):
+        messages = request.get("messages")
+        signature = sign(request, messages if isinstance(messages, list) else [])
+        content.append({"type": "thinking", "thinking": thinking_text(turn), "signature": signature})
     if turn.text:
         content.append({"type": "text", "text": turn.text})
     if not cut:
@@ -48,10 +81,11 @@ def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: New
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
+        "stop_details": None,
         "usage": {
-            "input_tokens": token_estimate(request.get("messages")),
+            "input_tokens": prompt.tokens - prompt.cached,
             "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "cache_read_input_tokens": prompt.cached,
             "output_tokens": token_estimate(content),
         },
     }
@@ -72,16 +106,14 @@ def reply_frames(
         if index == 0:
             block_frames.insert(1, _frame({"type": "ping"}))
         frames.extend(block_frames)
-    frames.append(
-        _frame(
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": reply.get("stop_reason"), "stop_sequence": None},
-                "usage": {"output_tokens": usage.get("output_tokens", 1)},
-            },
-            "finish",
-        )
-    )
+    delta: Json = {
+        "type": "message_delta",
+        "delta": {"stop_reason": reply.get("stop_reason"), "stop_sequence": None, "stop_details": None},
+        "usage": {"output_tokens": usage.get("output_tokens", 1)},
+    }
+    if "input_transformations" in reply:
+        delta["input_transformations"] = reply["input_transformations"]
+    frames.append(_frame(delta, "finish"))
     frames.append(_frame({"type": "message_stop"}, "finish"))
     late = len(blocks)
     after_end = [
@@ -133,6 +165,14 @@ def _block_frames(index: int, block: Mapping[str, object]) -> list[Frame]:
             )
             for p in ["", *pieces(args, 4)]
         ]
+    elif block.get("type") == "thinking":
+        opened = {**block, "thinking": "", "signature": ""}
+        deltas = [
+            _frame({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})
+            for p in pieces(str(block.get("thinking", "")), 3)
+        ]
+        signature = {"type": "signature_delta", "signature": block.get("signature", "")}
+        deltas.append(_frame({"type": "content_block_delta", "index": index, "delta": signature}))
     else:
         opened = {**block, "text": ""}
         deltas = [
@@ -155,6 +195,8 @@ WIRE = Wire(
     lane="anthropic.messages",
     path="/v1/messages",
     transcript_field="messages",
+    head_fields=("system", "tools"),
+    admit=admit,
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,

@@ -2,7 +2,8 @@
 
 Plain reply: a ``chat.completion`` with one choice whose message carries the text (or ``null``)
 and the ``tool_calls``; ``finish_reason`` ``tool_calls``, ``stop``, or ``length`` when the first
-call's argument text was cut (later calls are left out).
+call's argument text was cut (later calls are left out). ``usage.prompt_tokens`` is the prompt's
+estimate, ``usage.prompt_tokens_details.cached_tokens`` the part served from cache (``_cache``).
 
 Stream, in the provider's order: a first chunk with the role; text chunks; per call a chunk with
 its index, id, name and empty arguments, then argument chunks by index; a chunk with an empty
@@ -18,15 +19,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
 
+from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire
+from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
 
 CREATED: Final = 1_767_225_600
 """The fixed ``created`` stamp of every reply (replies do not depend on the clock)."""
 
 
-def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool) -> Json:
+def reply_body(
+    turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool, prompt: PromptUsage
+) -> Json:
     """Build the ``chat.completion`` object answering ``request`` with ``turn``."""
     reply_id = new_id("chatcmpl-")
     calls: list[Json] = []
@@ -46,7 +50,6 @@ def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: New
     message: Json = {"role": "assistant", "content": turn.text or None, "refusal": None}
     if calls:
         message["tool_calls"] = calls
-    prompt = token_estimate(request.get("messages"))
     completion = token_estimate(message)
     return {
         "id": reply_id,
@@ -63,9 +66,10 @@ def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: New
             }
         ],
         "usage": {
-            "prompt_tokens": prompt,
+            "prompt_tokens": prompt.tokens,
             "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+            "total_tokens": prompt.tokens + completion,
+            "prompt_tokens_details": {"cached_tokens": prompt.cached},
         },
     }
 
@@ -153,6 +157,8 @@ WIRE = Wire(
     lane="openai.chat_completions",
     path="/v1/chat/completions",
     transcript_field="messages",
+    head_fields=("tools",),
+    admit=admit_all,
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,

@@ -3,7 +3,9 @@
 Plain reply: a ``response`` whose ``output`` holds a ``message`` item (when the turn has text) and
 one ``function_call`` item per call (item id ``fc_…``, ``call_id``, ``name``, ``arguments``);
 ``status`` ``completed``, or ``incomplete`` with ``incomplete_details.reason`` ``max_output_tokens``
-when the first call's argument text was cut (later calls are left out).
+when the first call's argument text was cut (later calls are left out). ``usage.input_tokens`` is
+the prompt's estimate (the items a ``previous_response_id`` brings back included),
+``usage.input_tokens_details.cached_tokens`` the part served from cache (``_cache``).
 
 Stream, in the provider's order, every frame with its ``event:`` name and a ``sequence_number``
 counting from 0: ``response.created``, ``response.in_progress``; per message item
@@ -20,13 +22,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._chat import CREATED, ErrorBody
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, number_sequence, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire
+from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
 
 
-def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool) -> Json:
+def reply_body(
+    turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool, prompt: PromptUsage
+) -> Json:
     """Build the ``response`` object answering ``request`` with ``turn``."""
     reply_id = new_id("resp_")
     output: list[Json] = []
@@ -54,7 +59,6 @@ def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: New
         )
         if cut:
             break
-    prompt = token_estimate(request.get("input"))
     completion = token_estimate(output)
     return {
         "id": reply_id,
@@ -79,11 +83,11 @@ def reply_body(turn: ScriptedTurn, *, request: Mapping[str, object], new_id: New
         "top_p": 1.0,
         "truncation": "disabled",
         "usage": {
-            "input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens": prompt.tokens,
+            "input_tokens_details": {"cached_tokens": prompt.cached},
             "output_tokens": completion,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": prompt + completion,
+            "total_tokens": prompt.tokens + completion,
         },
         "user": None,
         "metadata": {},
@@ -183,6 +187,8 @@ WIRE = Wire(
     lane="openai.responses",
     path="/v1/responses",
     transcript_field="input",
+    head_fields=("instructions", "tools"),
+    admit=admit_all,
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,

@@ -5,11 +5,15 @@ lane's tool-turn rules exactly as the project's validator states them (``otel_to
 the first violation is answered with HTTP 400 and the provider's own error body and words), and
 answers a valid request with the next scripted turn (or ``default_turn``), as plain JSON or, when
 the body says ``"stream": true``, as the lane's SSE stream with the turn's misbehaviours applied.
+A request that passes the tool-turn rules then meets the lane's own checks (``Wire.admit``; the
+Anthropic lane: the prefix check of signed thinking, ``_binding``), and every served reply reports
+how much of its prompt was served from cache (``_cache``).
 
 Reads: ``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses`` (query strings ignored).
-Keeps: every request received (``requests``), and, for Responses, each reply's whole conversation
-under its id so a later ``previous_response_id`` brings the earlier items back — a request is
-validated with them ahead of its own ``input``, as the provider does.
+Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
+the last prompts for the cache accounting; for Responses, each reply's whole conversation under its
+id so a later ``previous_response_id`` brings the earlier items back — a request is validated (and
+its prompt measured) with them ahead of its own ``input``, as the provider does.
 Does not: authenticate, count real tokens, or look at anything but the transcript and a few fields.
 
 Example::
@@ -24,7 +28,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
 from typing import Final
@@ -34,6 +38,7 @@ from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
 from otel_toolturn.simulator import _anthropic, _chat, _responses
+from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
 from otel_toolturn.simulator._wire import Wire
@@ -58,6 +63,24 @@ class RecordedRequest:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class LaneSummary:
+    """What one lane of a simulator run served, by the simulator's own estimates.
+
+    ``served``: requests answered 200; ``refused``: requests answered 400 (any rule);
+    ``binding_refusals``: those refused by the lane's own checks (today: an invalid signed thinking
+    block, Anthropic); ``thinking_dropped``: thinking blocks dropped under ``drop_block``;
+    ``prompt_tokens`` and ``cached_tokens``: the served prompts' estimates and their cached parts.
+    """
+
+    served: int = 0
+    refused: int = 0
+    binding_refusals: int = 0
+    thinking_dropped: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Answer:
     """What to send back: a status and a JSON body, or (streamed) a status and SSE frames."""
 
@@ -78,6 +101,8 @@ class Simulator:
         self._turns: deque[ScriptedTurn] = deque(turns)
         self._requests: list[RecordedRequest] = []
         self._conversations: dict[str, list[object]] = {}
+        self._cache = PromptCache()
+        self._summaries: dict[Lane, LaneSummary] = {}
         self._next_id = 0
         self._address = (host, port)
         self._server: _Server | None = None
@@ -139,6 +164,11 @@ class Simulator:
         with self._lock:
             return len(self._turns)
 
+    def summary(self, lane: Lane) -> LaneSummary:
+        """The run so far on ``lane``: requests served and refused, prompt and cached tokens."""
+        with self._lock:
+            return self._summaries.get(lane, LaneSummary())
+
     def enqueue(self, *turns: ScriptedTurn) -> None:
         """Queue more scripted replies, answered in order."""
         with self._lock:
@@ -189,11 +219,20 @@ class Simulator:
             return self._reject(wire, path, body, str(error))
         if violations:
             return self._reject(wire, path, body, violations[0].message)
+        admission = wire.admit(body)
+        if admission.refusal is not None:
+            return self._reject(wire, path, body, admission.refusal, by_lane_checks=True)
+        seen = admission.request
+        prompt_items = [*(earlier or []), *_as_items(seen.get(wire.transcript_field))]
+        prompt = self._cache.account(wire.lane, prompt_units(seen, prompt_items, head_fields=wire.head_fields))
         with self._lock:
             turn = self._turns.popleft() if self._turns else default_turn(body, lane=wire.lane)
         streamed = body.get("stream") is True
         cut = not streamed and "cut_arguments" in turn.misbehaviours
-        reply = wire.reply_body(turn, request=body, new_id=self._new_id, cut=cut)
+        reply = {
+            **wire.reply_body(turn, request=seen, new_id=self._new_id, cut=cut, prompt=prompt),
+            **admission.reply_fields,
+        }
         if wire.lane == "openai.responses":
             output = reply.get("output")
             with self._lock:
@@ -202,14 +241,31 @@ class Simulator:
                     *(output if isinstance(output, list) else []),
                 ]
         self._record(RecordedRequest(path=path, lane=wire.lane, body=body, status=200))
+        self._count(wire, prompt=prompt, dropped=admission.dropped)
         if not streamed:
             return Answer(status=200, body=reply)
         frames = wire.reply_frames(reply, request=body, misbehaviours=turn.misbehaviours)
         return Answer(status=200, frames=tuple(frames))
 
-    def _reject(self, wire: Wire, path: str, body: object, message: str) -> Answer:
+    def _reject(self, wire: Wire, path: str, body: object, message: str, *, by_lane_checks: bool = False) -> Answer:
         self._record(RecordedRequest(path=path, lane=wire.lane, body=body, status=400, error=message))
+        with self._lock:
+            was = self._summaries.get(wire.lane, LaneSummary())
+            self._summaries[wire.lane] = replace(
+                was, refused=was.refused + 1, binding_refusals=was.binding_refusals + int(by_lane_checks)
+            )
         return Answer(status=400, body=wire.error_body(message))
+
+    def _count(self, wire: Wire, *, prompt: PromptUsage, dropped: int) -> None:
+        with self._lock:
+            was = self._summaries.get(wire.lane, LaneSummary())
+            self._summaries[wire.lane] = replace(
+                was,
+                served=was.served + 1,
+                thinking_dropped=was.thinking_dropped + dropped,
+                prompt_tokens=was.prompt_tokens + prompt.tokens,
+                cached_tokens=was.cached_tokens + prompt.cached,
+            )
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -26,7 +26,12 @@ from otel_toolturn.streams._ledger import STREAM_TORN_WARNING, StreamEndLedger
 from otel_toolturn.streams._notes import place_turn_notes, stamp_stream_drops, stream_drops_of, turn_notes_of
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import (
+    INPUT_TRANSFORMATION_REASONS,
+    INPUT_TRANSFORMATION_TYPES,
     EndStatement,
+    InputTransformation,
+    InputTransformationReason,
+    InputTransformationType,
     ModelOutputInvalid,
     RepetitionEvent,
     RepetitionReport,
@@ -39,7 +44,7 @@ from otel_toolturn.streams._report import (
     Usage,
 )
 from otel_toolturn.streams._sse import sse_data
-from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver
+from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver, input_transformations_of
 from otel_toolturn.streams.openai_chat import OpenAIChatObserver
 from otel_toolturn.streams.openai_responses import OpenAIResponsesObserver
 
@@ -90,9 +95,14 @@ def check_response(
 
 
 __all__ = [
+    "INPUT_TRANSFORMATION_REASONS",
+    "INPUT_TRANSFORMATION_TYPES",
     "STREAM_TORN_WARNING",
     "AnthropicMessagesObserver",
     "EndStatement",
+    "InputTransformation",
+    "InputTransformationReason",
+    "InputTransformationType",
     "ModelOutputInvalid",
     "ModelSeat",
     "OpenAIChatObserver",
@@ -111,6 +121,7 @@ __all__ = [
     "Usage",
     "check_response",
     "echo_folded_word",
+    "input_transformations_of",
     "is_provider_echo_shape",
     "model_output_invalid_of",
     "name_missing_cause",

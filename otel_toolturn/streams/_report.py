@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol, get_args
 
 from otel_toolturn._vocab import StreamDropCause
 
@@ -93,6 +93,46 @@ class Usage:
     output_tokens: int | None = None
 
 
+InputTransformationType = Literal["thinking_dropped", "other"]
+"""The closed set an input transformation's ``type`` maps onto (``other``: any value outside it)."""
+INPUT_TRANSFORMATION_TYPES: Final[tuple[InputTransformationType, ...]] = get_args(InputTransformationType)
+InputTransformationReason = Literal["prefix_binding_mismatch", "model_binding_mismatch", "other"]
+"""The closed set an input transformation's ``reason`` maps onto (``other``: any value outside it)."""
+INPUT_TRANSFORMATION_REASONS: Final[tuple[InputTransformationReason, ...]] = get_args(InputTransformationReason)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InputTransformation:
+    """One change the provider made to the request before the model read it (Anthropic's ``input_transformations``).
+
+    ``type``, ``reason`` and ``path`` are the provider's strings as sent (``""`` where one is
+    absent or not a string), e.g. ``thinking_dropped`` / ``prefix_binding_mismatch`` /
+    ``messages.2.content.0``. ``type_label`` and ``reason_label`` are the same values mapped onto
+    closed sets, for metric labels: a value outside the set is ``other``. Equal entries are the
+    same transformation (a stream that lists one in ``message_start`` and ``message_delta``
+    reports it once).
+    """
+
+    type: str
+    reason: str
+    path: str
+
+    @property
+    def type_label(self) -> InputTransformationType:
+        """``type`` when it is a known value, else ``other``."""
+        return "thinking_dropped" if self.type == "thinking_dropped" else "other"
+
+    @property
+    def reason_label(self) -> InputTransformationReason:
+        """``reason`` when it is a known value, else ``other``."""
+        reason = self.reason
+        if reason == "prefix_binding_mismatch":
+            return "prefix_binding_mismatch"
+        if reason == "model_binding_mismatch":
+            return "model_binding_mismatch"
+        return "other"
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class StreamReport:
     """Everything one response told us, streamed or not."""
@@ -118,6 +158,8 @@ class StreamReport:
     model_output_invalid: ModelOutputInvalid | None = None
     frames_unread: int = 0
     """Frames that were JSON but not of a shape the observer can read (ignored, never fatal)."""
+    input_transformations: tuple[InputTransformation, ...] = ()
+    """What the provider changed in the request before reading it, each once, in order of first report."""
 
 
 class StreamObserver(Protocol):

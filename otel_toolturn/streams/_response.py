@@ -12,11 +12,13 @@ body arrived whole, so the transport cut nothing; the close evidence per lane:
   ``completed``.
 
 Also read: finish reasons, response id, usage, and the model (``note_response_model``); the
-text's tail goes through the repetition poll once.
+text's tail goes through the repetition poll once. An Anthropic message's
+``input_transformations`` (read by ``input_transformations_of``, as when streamed) are reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Final
 
@@ -27,6 +29,7 @@ from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._turn import CallSlot, field, int_or_none, settle
 from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
+from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
 from otel_toolturn.streams.openai_responses import CAP_STOP as RESPONSES_CAP_STOP
@@ -112,7 +115,7 @@ def check_anthropic_message(
         slot.closed = not (cap_stop and position == len(content) - 1)
         slots.append(slot)
     usage = field(response, "usage")
-    return _report(
+    report = _report(
         slots=slots,
         reasons=reasons,
         response=response,
@@ -125,6 +128,8 @@ def check_anthropic_message(
         max_output_tokens=max_output_tokens,
         text="".join(texts),
     )
+    transformations = tuple(dict.fromkeys(input_transformations_of(response)))
+    return dataclasses.replace(report, input_transformations=transformations) if transformations else report
 
 
 def check_chat_completion(

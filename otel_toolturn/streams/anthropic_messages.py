@@ -4,25 +4,31 @@ Reads each event (the SDK's own event object or the raw SSE JSON as a dict; a ra
 string or bytes is decoded here and counted as ``bad_frame`` when it is not JSON) and never
 alters it. What it reads:
 
-- ``message_start``: response id, model (``note_response_model``), usage;
+- ``message_start``: response id, model (``note_response_model``), usage, and the message's
+  ``input_transformations`` (what the provider changed in the request, e.g. thinking blocks it
+  dropped: ``input_transformations_of``);
 - ``content_block_start`` of type ``tool_use``: a call slot (``server_tool_use`` and other
   server-side blocks are not client calls; a second start at the same index does not erase the
   first call, which is judged like any other); ``text_delta``: the repetition poll;
   ``input_json_delta``: the call's argument fragments; ``content_block_stop``: the close
   evidence for that block — the only one this lane has;
-- ``message_delta``: the stop reason (an ending) and the cumulative usage; ``message_stop``: the
-  expected close after a stop reason, or an ending by itself; ``error``: an ending.
+- ``message_delta``: the stop reason (an ending), the cumulative usage and its own
+  ``input_transformations`` (added to those of ``message_start``; an entry listed in both is
+  reported once, an empty list adds nothing); ``message_stop``: the expected close after a stop
+  reason, or an ending by itself; ``error``: an ending.
 
 The first ending decides (``StreamEndLedger``); after it content frames and further endings are
-refused and counted, the usage of a ``message_delta`` is still read. No ending at all: torn.
+refused and counted, the usage and ``input_transformations`` of a ``message_delta`` are still
+read. No ending at all: torn.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Final
 
 from otel_toolturn.streams._echo import echo_folded_word, note_response_model
-from otel_toolturn.streams._report import StreamReport
+from otel_toolturn.streams._report import InputTransformation, StreamReport
 from otel_toolturn.streams._turn import (
     ATTR_GET,
     DICT_GET,
@@ -42,6 +48,35 @@ def _closed(slot: CallSlot) -> bool:
     return slot.closed
 
 
+def _text(value: object) -> str:
+    return value if type(value) is str else ""
+
+
+def input_transformations_of(carrier: object) -> tuple[InputTransformation, ...]:
+    """The ``input_transformations`` a message or ``message_delta`` carries, in order (``()`` when absent).
+
+    ``carrier`` is the SDK's object or the raw JSON dict; an SDK model that does not declare the
+    field keeps it as an extra field, which its attribute access reads all the same. Each entry
+    (a JSON object or an object with attributes) gives its ``type``, ``reason`` and ``path`` as
+    sent; an entry that is neither, and a value that is not a list, are left out.
+    """
+    entries = field(carrier, "input_transformations")
+    if type(entries) is not list:
+        return ()
+    found: list[InputTransformation] = []
+    for entry in entries:
+        if type(entry) is not dict and not hasattr(entry, "type"):
+            continue
+        found.append(
+            InputTransformation(
+                type=_text(field(entry, "type")),
+                reason=_text(field(entry, "reason")),
+                path=_text(field(entry, "path")),
+            )
+        )
+    return tuple(found)
+
+
 class AnthropicMessagesObserver(ObserverBase):
     """Observes one Anthropic Messages stream; ``finish()`` gives its ``StreamReport``."""
 
@@ -51,6 +86,7 @@ class AnthropicMessagesObserver(ObserverBase):
         "_slots",
         "_stop",
         "_stop_closed",
+        "_transformations",
     )
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
@@ -60,6 +96,7 @@ class AnthropicMessagesObserver(ObserverBase):
         self._ended = False
         self._stop: str | None = None
         self._stop_closed = False
+        self._transformations: dict[InputTransformation, None] = {}
 
     def feed(self, event: object) -> None:
         """Read one event; never alters it, never raises.
@@ -194,6 +231,12 @@ class AnthropicMessagesObserver(ObserverBase):
         if usage is not None:
             self._input_tokens = int_or_none(field(usage, "input_tokens"))
             self._output_tokens = int_or_none(field(usage, "output_tokens"))
+        self._note_transformations(message)
+
+    def _note_transformations(self, carrier: object) -> None:
+        """Keep the carrier's input transformations, each once (``dict`` keys keep the first order)."""
+        for transformation in input_transformations_of(carrier):
+            self._transformations[transformation] = None
 
     def _message_delta(self, event: object) -> None:
         stop = field(field(event, "delta"), "stop_reason")
@@ -201,11 +244,12 @@ class AnthropicMessagesObserver(ObserverBase):
             self._ended = True
             self._stop = echo_folded_word(stop)
         self._read_usage(field(event, "usage"), input_key="input_tokens", output_key="output_tokens")
+        self._note_transformations(event)
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
         slots = [*self._replaced, *self._slots.values()]
-        return self._report(
+        report = self._report(
             slots=slots,
             kept=sum(len(slot.parts) for slot in slots),
             closed_of=_closed,
@@ -213,3 +257,6 @@ class AnthropicMessagesObserver(ObserverBase):
             cap_stop=self._stop == CAP_STOP,
             torn=self._ledger.decided is None,
         )
+        if not self._transformations:
+            return report
+        return dataclasses.replace(report, input_transformations=tuple(self._transformations))

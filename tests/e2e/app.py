@@ -20,6 +20,8 @@ The scenario, one request each, every one of which the dashboard shows:
 - a response from another model than the one requested → a substitution;
 - a request inside ``withhold_tools("wrap-up")`` → tools withheld;
 - a response with two handoff calls → handoffs, refused;
+- a response listing a thinking block the provider dropped (``input_transformations``) →
+  an input transformation, ``thinking_dropped`` / ``prefix_binding_mismatch``;
 - an OpenAI request whose span the application's own span pipeline refuses (a span processor
   that raises) → an instrumentation error, while the call itself still succeeds.
 """
@@ -182,6 +184,10 @@ def _respond(request: httpx2.Request) -> httpx2.Response:
             return httpx2.Response(200, json=_message([{"type": "text", "text": "ok"}], model=OTHER_MODEL))
         case "handoffs":
             return httpx2.Response(200, json=_handoffs())
+        case "thinking-dropped":
+            dropped = {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_binding_mismatch"}
+            body = {**_message([{"type": "text", "text": "ok"}]), "input_transformations": [dropped]}
+            return httpx2.Response(200, json=body)
         case _:
             return httpx2.Response(200, json=_message([{"type": "text", "text": "ok"}]))
 
@@ -236,6 +242,7 @@ def scenario(client: anthropic.Anthropic, chat: openai.OpenAI) -> None:
     with toolturn.withhold_tools("wrap-up"):
         _ask(client, "wrap-up", [{"role": "user", "content": "Sum it up."}], tools=_TOOLS)
     _ask(client, "handoffs", [{"role": "user", "content": "Billing or support?"}])
+    _ask(client, "thinking-dropped", [{"role": "user", "content": "Think it over."}])
     chat.chat.completions.create(model=FAULTY_MODEL, messages=[{"role": "user", "content": "Hello"}])
 
 

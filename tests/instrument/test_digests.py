@@ -1,4 +1,4 @@
-"""The prefix fingerprint: the contract's value on every path, each message object digested once."""
+"""The digest cache: the contract's digests and prefix fingerprint on every path, each message object digested once."""
 
 from __future__ import annotations
 
@@ -71,8 +71,7 @@ def test_an_entry_extended_twice_keeps_each_transcripts_digests() -> None:
     extended = _digests.remembered(longer, first)
     branched = _digests.remembered(branch, first)
     for messages, entry in ((base, first), (longer, extended), (branch, branched)):
-        assert entry.digests[: len(messages)] == [compose.message_digest(m) for m in messages]
-        assert _digests.fingerprint_from(entry) == _expected(messages)
+        assert entry.own() == [compose.message_digest(m) for m in messages]
     assert extended.digests is first.digests  # the first extension appended in place: nothing copied
 
 
@@ -94,7 +93,7 @@ def test_a_view_that_leaves_out_and_moves_messages_keeps_the_value(digested: lis
     view = [c[0], c[1], c[3], c[4], c[7], c[5], c[6], c[8], c[9], {"role": "user", "content": "last"}]
     for _ in range(2):
         assert cache.prefix_fingerprint(view, source=c) == _expected(view)
-    assert len(digested) == 10 + 2 * 2  # the caller's ten once; c[5] and c[6], stepped past by the move, each call
+    assert len(digested) == 10 + 2 * 3  # the caller's ten once; c[5], c[6] (stepped past) and the made one, each call
 
 
 def test_derived_views_do_not_push_out_the_callers_transcripts() -> None:
@@ -127,3 +126,12 @@ def test_the_span_carries_the_prefix_fingerprint_of_what_was_sent(instrument: In
     assert [len(wire.body(i)["messages"]) for i in range(2)] == [4, 4]  # the closing result was added
     fingerprints = [s.attributes[names.FINGERPRINT_PREFIX] for s in otel.call_spans() if s.attributes]
     assert fingerprints == [_expected(list(view))] * 2
+
+
+def test_the_digests_of_a_derived_view_are_each_messages_own(digested: list[object]) -> None:
+    """``digests`` of a view derived from the caller's transcript: every item's own digest, the last one too."""
+    cache = DigestCache()
+    caller: list[object] = [_message(n) for n in range(6)]
+    view = [caller[0], caller[2], {"role": "tool", "content": "made"}, *caller[3:], {"role": "user", "content": "x"}]
+    assert cache.digests(view, source=caller) == [compose.message_digest(m) for m in view]
+    assert cache.digests(caller) == [compose.message_digest(m) for m in caller]

@@ -9,7 +9,7 @@ import pytest
 
 from otel_toolturn import Lane, RepairForm
 from otel_toolturn._validate import validate
-from otel_toolturn._vocab import REPAIR_DROPS
+from otel_toolturn._vocab import REPAIR_DROPS, REPAIR_FORMS
 from otel_toolturn.instrument import names
 from tests.instrument.conftest import Instrument
 from tests.instrument.wire import MODEL, Wire
@@ -23,15 +23,18 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
     "duplicate_call": [U("go"), A(c("c1"), c("c1")), R("c1")],
     "orphan_result": [R("c9"), U("hi"), A(t("hello")), U("bye")],
     "reused_id": [U("go"), A(c("c0")), R("c0"), U("more"), A(c("c0", "g")), R("c0", "ok2")],
+    "late_result_in_place": [U("go"), A(c("c1")), U("next"), A(t("ok")), R("c1", "late")],
+    "duplicate_result_in_place": [U("go"), A(c("c1")), R("c1", "a"), A(t("ok")), U("more"), R("c1", "b")],
 }
-"""One broken transcript per form (law-examples E1-E13 in the neutral notation)."""
+"""One broken transcript per form (the worked examples in the neutral notation)."""
 
 APPLIES: Final[dict[Lane, tuple[RepairForm, ...]]] = {
     "anthropic.messages": tuple(CASES),
     "openai.chat_completions": tuple(f for f in CASES if f not in ("trailing_text", "reused_id")),
-    "openai.responses": tuple(f for f in CASES if f != "trailing_text"),
+    "openai.responses": tuple(f for f in CASES if f not in ("trailing_text", "late_result", "late_result_in_place")),
 }
-"""Where each form exists: Chat keeps text and calls apart and accepts reused ids; Responses items are flat."""
+"""Where each form exists: Chat keeps text and calls apart and accepts reused ids; Responses items are flat and
+accept an output anywhere after its call."""
 
 MATRIX: Final = [(lane, form) for lane, forms in APPLIES.items() for form in forms]
 KEY: Final[dict[Lane, str]] = {
@@ -151,3 +154,8 @@ def test_chained_responses_keep_outputs_for_calls_the_server_holds(instrument: I
     )
     assert wire.body()["input"] == given
     assert otel.events(names.EVENT_REPAIR) == []
+
+
+def test_every_repair_form_has_a_case() -> None:
+    """The cases above cover the whole closed set of repair forms."""
+    assert set(CASES) == set(REPAIR_FORMS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import httpx
 import pytest
@@ -130,3 +130,61 @@ def test_anthropic_frames_name_their_event(sim: Simulator) -> None:
     ours = simulated(sim, "anthropic.messages", TEXT_AND_CALL)
     for frames in (real, ours):
         assert all(f.event == frame_type(f) for f in frames)
+
+
+def delta_shape(frame: SseFrame) -> str:
+    """An Anthropic frame's type, with the block or delta type it carries."""
+    payload = frame.payload
+    if not isinstance(payload, dict):
+        return frame_type(frame)
+    inner = payload.get("content_block") or payload.get("delta")
+    kind = inner.get("type") if isinstance(inner, dict) else None
+    return f"{payload.get('type')}:{kind}" if kind else str(payload.get("type"))
+
+
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+DROP = {**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
+
+
+def test_thinking_stream_matches_the_recorded_thinking_stream(sim: Simulator) -> None:
+    """A thinking reply streams as the recording does: thinking block, ping, thinking and signature deltas, text."""
+    real = recorded("anthropic/openllmetry_test_anthropic_thinking_streaming_legacy.yaml")
+    sim.enqueue(TEXT)
+    body = request_body("anthropic.messages", [{"role": "user", "content": "weather?"}], stream=True, thinking=THINKING)
+    del body["tools"]
+    ours = parse_sse(httpx.post(sim.base_url + PATHS["anthropic.messages"], json=body).text)
+    assert [k for k, _ in itertools.groupby(map(delta_shape, ours))] == [
+        k for k, _ in itertools.groupby(map(delta_shape, real))
+    ]
+    starts = [f.payload for f in (real[1], ours[1]) if isinstance(f.payload, dict)]
+    assert (
+        starts[0]["content_block"]
+        == starts[1]["content_block"]
+        == {"type": "thinking", "thinking": "", "signature": ""}
+    )
+
+
+def by_type(frames: list[SseFrame]) -> dict[str, Any]:
+    """The last JSON payload of each frame type."""
+    return {frame_type(f): f.payload for f in frames if isinstance(f.payload, dict)}
+
+
+def test_dropped_thinking_is_listed_where_the_recording_lists_it(sim: Simulator) -> None:
+    """``input_transformations``: in ``message_start.message`` and atop ``message_delta``, entry for entry."""
+    real = by_type(recorded("anthropic/input_transformations_delta_response.txt"))
+    stale = {"type": "thinking", "thinking": "Earlier.", "signature": "sim1.0"}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [stale, {"type": "text", "text": "Hello."}]},
+        {"role": "user", "content": "again"},
+    ]
+    sim.enqueue(TEXT)
+    body = request_body("anthropic.messages", messages, stream=True, thinking=DROP)
+    ours = by_type(parse_sse(httpx.post(sim.base_url + PATHS["anthropic.messages"], json=body).text))
+    real_start, our_start = real["message_start"]["message"], ours["message_start"]["message"]
+    assert set(real_start) <= set(our_start)
+    assert set(real["message_delta"]) <= set(ours["message_delta"])
+    assert set(real["message_delta"]["delta"]) <= set(ours["message_delta"]["delta"])
+    entry = {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_binding_mismatch"}
+    assert our_start["input_transformations"] == ours["message_delta"]["input_transformations"] == [entry]
+    assert set(real_start["input_transformations"][0]) == set(entry)

@@ -32,20 +32,21 @@ def sse_bytes(lane: Lane, frames: Sequence[Frame | str]) -> bytes:
 # --- anthropic.messages -----------------------------------------------------------------------
 
 
-def a_start(model: str = MODEL, input_tokens: int = 10) -> Frame:
-    return {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-        },
+def a_start(model: str = MODEL, input_tokens: int = 10, *, transformations: list[Frame] | None = None) -> Frame:
+    """A ``message_start``; ``transformations``: its message's ``input_transformations`` (absent when ``None``)."""
+    message: Frame = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
     }
+    if transformations is not None:
+        message["input_transformations"] = transformations
+    return {"type": "message_start", "message": message}
 
 
 def a_text_start(index: int) -> Frame:
@@ -69,12 +70,21 @@ def a_block_stop(index: int) -> Frame:
     return {"type": "content_block_stop", "index": index}
 
 
-def a_delta(stop_reason: str | None, output_tokens: int = 20) -> Frame:
-    return {
+def a_delta(stop_reason: str | None, output_tokens: int = 20, *, transformations: list[Frame] | None = None) -> Frame:
+    """A ``message_delta``; ``transformations``: its ``input_transformations`` (absent when ``None``)."""
+    frame: Frame = {
         "type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": None},
         "usage": {"output_tokens": output_tokens},
     }
+    if transformations is not None:
+        frame["input_transformations"] = transformations
+    return frame
+
+
+def a_dropped(path: str, reason: str = "prefix_binding_mismatch", kind: str = "thinking_dropped") -> Frame:
+    """One ``input_transformations`` entry: a thinking block the provider dropped."""
+    return {"type": kind, "path": path, "reason": reason}
 
 
 def a_stop() -> Frame:
