@@ -41,14 +41,16 @@ assistant item, the only place a close can stand that a later real output never 
 
 Why the other forms need no window: ``duplicate_call`` and ``trailing_text`` read the assistant
 message alone; ``orphan_result`` and attribution read only what stands before a result;
-``reused_id`` derives an id from the ids used before the call (a later call that takes a derived
-id is itself renamed). None can change once the model has answered.
+``reused_id`` and ``invalid_id`` derive an id from the call's own and the ids used before it (a
+later call that takes a derived id is itself renamed). None can change once the model has answered.
 
 Attribution is positional: a result belongs to the NEAREST EARLIER turn that emitted its id, never
 to a tool name. An earlier use of a reused id with no result before the next use is closed as
 interrupted; every result after the last use belongs to that use. Where the API rejects a repeated
 id anywhere in the request (Anthropic, Responses), the later use and its results get a derived,
-deterministic id (``reused_id``, not lossy). Chat Completions keeps reused ids as they are.
+deterministic id (``reused_id``, not lossy). Chat Completions keeps reused ids as they are. A call
+id the API's id pattern refuses (Anthropic: ``functions.lookup:0``, as some OpenAI-compatible
+servers write them) gets a derived id that fits, its results with it (``invalid_id``, not lossy).
 
 Run ownership: ``prior_messages`` are the messages that stood in the transcript before the caller's
 run began, by object identity. A ``missing_result`` on one of them is marked ``before_run``.
@@ -100,6 +102,7 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "duplicate_call",
     "trailing_text",
     "reused_id",
+    "invalid_id",
     "late_result",
     "duplicate_result",
     "missing_result",
@@ -113,7 +116,8 @@ class ToolTurnRepair:
     """One restoration: on one turn, or (``orphan_result``) on the view as a whole.
 
     ``tool_call_ids``: the calls concerned, in call order — every call of the message for
-    ``trailing_text``; the repeated ids for ``duplicate_call`` and ``reused_id``; the ids of the
+    ``trailing_text``; the repeated ids for ``duplicate_call`` and ``reused_id``; the refused ids
+    (as sent) for ``invalid_id``; the ids of the
     results left out, once each, in transcript order, for ``orphan_result``; otherwise the calls
     whose result was moved up, synthesised, folded or delivered in place.
     """
@@ -276,14 +280,18 @@ class _Restoration:
             owner[call_id] = slot
             slots.append(slot)
         if self.adapter.unique_ids:
-            if not taken.isdisjoint(seen):
+            fits = self.adapter.fits_id
+            if not taken.isdisjoint(seen) or not all(fits(call_id) for call_id in seen):
                 reserved = taken | seen
                 for slot in slots:
-                    if slot.call.call_id in taken:
-                        slot.new_id = self.adapter.derive_id(slot.call.call_id, reserved)
-                        slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
-                        reserved.add(slot.new_id)
-                        self.note(index, "reused_id", slot.call.call_id)
+                    call_id = slot.call.call_id
+                    form: RepairForm = "reused_id" if call_id in taken else "invalid_id"
+                    if form == "invalid_id" and fits(call_id):
+                        continue
+                    slot.new_id = self.adapter.derive_id(call_id, reserved)
+                    slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
+                    reserved.add(slot.new_id)
+                    self.note(index, form, call_id)
             taken.update(slot.new_id or slot.call.call_id for slot in slots)
         if turn.trailing:
             for slot in slots:

@@ -196,8 +196,11 @@ class LaneAdapter(Protocol):
     def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""
 
+    def fits_id(self, call_id: str) -> bool:
+        """Whether the API accepts ``call_id`` as a call id (Anthropic: ``^[a-zA-Z0-9_-]+$``)."""
+
     def derive_id(self, call_id: str, taken: set[str]) -> str:
-        """A deterministic id for a later reuse of ``call_id`` that fits the lane and is not in ``taken``."""
+        """A deterministic id for ``call_id`` (a later reuse, or one the API refuses) that fits and is not taken."""
 
     def synthesize(self, call: Call) -> object:
         """The interrupted result for a call with none."""

@@ -6,7 +6,8 @@ its keys are the whole vocabulary.
 
 - ``Lane``: the wire formats the law speaks.
 - ``RepairForm``: what the tool-turn law restored. The six forms of the law; ``reused_id``, the
-  derived id given to a later call that repeats an id in a lane whose API rejects repeats; and the
+  derived id given to a later call that repeats an id in a lane whose API rejects repeats;
+  ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
   two forms of a result recorded after the model had answered its call's turn, delivered where it
   stands instead of moved up (``late_result_in_place``: the call had no result the model saw;
   ``duplicate_result_in_place``: it had one).
@@ -31,6 +32,7 @@ RepairForm = Literal[
     "duplicate_call",
     "orphan_result",
     "reused_id",
+    "invalid_id",
     "late_result_in_place",
     "duplicate_result_in_place",
 ]
@@ -45,6 +47,7 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "duplicate_call": True,
         "orphan_result": True,
         "reused_id": False,
+        "invalid_id": False,
         "late_result_in_place": False,
         "duplicate_result_in_place": False,
     }

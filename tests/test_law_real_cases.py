@@ -223,3 +223,21 @@ def test_the_same_call_item_twice_in_one_run_is_kept_once() -> None:
     assert [item for item in view.messages if item is call] == [call]
     assert validate(view.messages, lane="openai.responses") == []
     assert ensure_tool_turn_invariants(view.messages, lane="openai.responses").repairs == ()
+
+
+def test_an_id_anthropic_refuses_gets_one_that_fits_with_its_results() -> None:
+    """A `functions.lookup:0` id (an OpenAI-compatible server's) becomes `functions_lookup_0`, its result with it."""
+    given = build(ANTHROPIC, [U("q"), A(c("functions.lookup:0")), R("functions.lookup:0", "found")])
+    assert "invalid_tool_use_id" in {v.rule for v in validate(given, lane=ANTHROPIC)}
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert _forms(view.repairs) == [("invalid_id", ("functions.lookup:0",))]
+    assert not view.lossy
+    assert view.messages == build(ANTHROPIC, [U("q"), A(c("functions_lookup_0")), R("functions_lookup_0", "found")])
+    assert validate(view.messages, lane=ANTHROPIC) == []
+
+
+def test_a_derived_id_that_is_taken_gets_a_suffix() -> None:
+    """`a.b` next to an existing `a_b` becomes `a_b_2`: a derived id never collides with an earlier one."""
+    given = build(ANTHROPIC, [A(c("a_b")), R("a_b"), A(c("a.b")), R("a.b")])
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert view.messages == build(ANTHROPIC, [A(c("a_b")), R("a_b"), A(c("a_b_2")), R("a_b_2")])

@@ -69,12 +69,23 @@ def fold_contents(contents: Sequence[object], text_part: Callable[[str], object]
 
 
 def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool) -> str:
-    """``<id>_<n>`` with the smallest ``n >= 2`` not in ``taken`` (characters outside the pattern as ``_``)."""
+    """A free id for ``call_id``: ``<id>_<n>`` with the smallest ``n >= 2`` not in ``taken``.
+
+    ``pattern_safe``: characters outside ``^[a-zA-Z0-9_-]+$`` become ``_``; an id that changes that
+    way is taken as it is when it is free.
+    """
     base = _ANTHROPIC_ID.sub("_", call_id) if pattern_safe else call_id
+    if base != call_id and base not in taken:
+        return base
     number = 2
     while f"{base}_{number}" in taken:
         number += 1
     return f"{base}_{number}"
+
+
+def fits_anthropic_id(call_id: str) -> bool:
+    """Whether ``call_id`` matches Anthropic's tool id pattern ``^[a-zA-Z0-9_-]+$``."""
+    return _ANTHROPIC_ID.search(call_id) is None
 
 
 def role_of(message: object) -> object:

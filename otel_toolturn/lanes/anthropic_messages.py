@@ -10,7 +10,6 @@ server: they are not client calls. Ids must be unique in the whole request and m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -34,14 +33,13 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
     derive_id,
+    fits_anthropic_id,
     fold_contents,
     interrupted,
     is_list,
     result_id_of,
     role_of,
 )
-
-_ID_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
 def _blocks(message: object) -> object:
@@ -165,6 +163,10 @@ class AnthropicMessages:
     def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool_result`` block answering ``new_id``."""
         return replace(result, tool_use_id=new_id)
+
+    def fits_id(self, call_id: str) -> bool:
+        """Whether the id matches ``^[a-zA-Z0-9_-]+$``."""
+        return fits_anthropic_id(call_id)
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``."""
@@ -391,7 +393,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             kind = _type(block)
             if kind == "tool_use":
                 call_id = field(block, "id")
-                if not isinstance(call_id, str) or not _ID_PATTERN.match(call_id):
+                if not isinstance(call_id, str) or not call_id or not fits_anthropic_id(call_id):
                     violations.append(
                         Violation(
                             position=pos,

@@ -23,6 +23,7 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
     "duplicate_call": [U("go"), A(c("c1"), c("c1")), R("c1")],
     "orphan_result": [R("c9"), U("hi"), A(t("hello")), U("bye")],
     "reused_id": [U("go"), A(c("c0")), R("c0"), U("more"), A(c("c0", "g")), R("c0", "ok2")],
+    "invalid_id": [U("go"), A(c("functions.lookup:0")), R("functions.lookup:0")],
     "late_result_in_place": [U("go"), A(c("c1")), U("next"), A(t("ok")), R("c1", "late")],
     "duplicate_result_in_place": [U("go"), A(c("c1")), R("c1", "a"), A(t("ok")), U("more"), R("c1", "b")],
 }
@@ -30,11 +31,13 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
 
 APPLIES: Final[dict[Lane, tuple[RepairForm, ...]]] = {
     "anthropic.messages": tuple(CASES),
-    "openai.chat_completions": tuple(f for f in CASES if f not in ("trailing_text", "reused_id")),
-    "openai.responses": tuple(f for f in CASES if f not in ("trailing_text", "late_result", "late_result_in_place")),
+    "openai.chat_completions": tuple(f for f in CASES if f not in ("trailing_text", "reused_id", "invalid_id")),
+    "openai.responses": tuple(
+        f for f in CASES if f not in ("trailing_text", "late_result", "late_result_in_place", "invalid_id")
+    ),
 }
 """Where each form exists: Chat keeps text and calls apart and accepts reused ids; Responses items are flat and
-accept an output anywhere after its call."""
+accept an output anywhere after its call; only Anthropic has an id pattern."""
 
 MATRIX: Final = [(lane, form) for lane, forms in APPLIES.items() for form in forms]
 KEY: Final[dict[Lane, str]] = {
