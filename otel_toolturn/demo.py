@@ -1,13 +1,17 @@
-"""``otel-toolturn demo``: six real-world tool-turn breakages, refused, then repaired.
+"""``otel-toolturn demo``: seven real-world tool-turn breakages, refused, then repaired.
 
 Role: a newcomer's first look. An agent talks to the embedded provider simulator through the real
 ``anthropic`` and ``openai`` SDK clients (``base_url`` on loopback, a dummy key, no network) and
-lives through six breakages users report: interrupted parallel calls, a late result, text after a
-``tool_use``, a repeated call, an orphan left by trimming, a cut stream. Each story is played twice:
+lives through seven breakages users report: interrupted parallel calls, a late result, text after a
+``tool_use``, a repeated call, an orphan left by trimming, a cut stream, and a preserved-thinking
+model whose tool result arrives after it answered. Each story is played twice:
 
-1. without otel-toolturn — the provider's HTTP 400 is printed verbatim;
+1. without otel-toolturn — the provider's HTTP 400 is printed verbatim; the preserved-thinking
+   story also plays the repair the law used to make (the late result moved up into its call's
+   batch), written out in the story, and the provider's prefix check refuses it;
 2. with ``otel_toolturn.init(...)`` — every call succeeds; per request, the repairs and
-   stream events read back from an in-memory span exporter attached beside the real one.
+   stream events read back from an in-memory span exporter attached beside the real one, and for
+   the preserved-thinking story the prompt tokens the provider read from its cache.
 
 Telemetry goes to the console by default (one line per span, printed at the end), to OTLP when
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (protocol from ``OTEL_EXPORTER_OTLP_PROTOCOL``), or nowhere
@@ -53,11 +57,14 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
     {
         "trailing_text": "text after the call moved ahead of it",
         "late_result": "the late result moved up behind its call",
+        "late_result_in_place": "the result that came after the answer delivered where it stands",
+        "duplicate_result_in_place": "a second result that came after the answer delivered where it stands",
         "missing_result": 'an "interrupted" result added for the unanswered call',
         "duplicate_result": "the second result folded into the first",
         "duplicate_call": "the repeated call left out",
         "orphan_result": "the result whose call is gone left out",
         "reused_id": "a reused call id renamed",
+        "invalid_id": "a call id the provider's pattern refuses renamed",
     }
 )
 """Each repair form in a newcomer's words."""
@@ -111,6 +118,17 @@ class Agent:
         """One Anthropic request of the demo's agent over ``history``, with its tools."""
         return self.anthropic.messages.create(model=MODEL_A, max_tokens=512, messages=history, tools=ANTHROPIC_TOOLS)
 
+    def ask_thinking(self, history: list[MessageParam]) -> Message:
+        """One Anthropic request over ``history`` with thinking on (each reply's thinking is signed)."""
+        return self.anthropic.messages.create(
+            model=MODEL_A, max_tokens=2048, messages=history, tools=ANTHROPIC_TOOLS, thinking=THINKING
+        )
+
+    @property
+    def instrumented(self) -> bool:
+        """Whether this pass runs with otel-toolturn (its spans are read back)."""
+        return self.spans is not None
+
     def _new_events(self) -> tuple[str, ...]:
         if self.spans is None:
             return ()
@@ -160,6 +178,7 @@ RESPONSES_TOOLS: Final[list[openai.types.responses.FunctionToolParam]] = [
     {"type": "function", "name": "write_file", "parameters": {"type": "object"}, "strict": False}
 ]
 MODEL_A: Final = "claude-sonnet-4-5"
+THINKING: Final[anthropic.types.ThinkingConfigEnabledParam] = {"type": "enabled", "budget_tokens": 1024}
 MODEL_O: Final = "gpt-4.1-mini"
 
 
@@ -346,6 +365,85 @@ def cut_stream(agent: Agent) -> None:
     )
 
 
+def result_after_answer(agent: Agent) -> None:
+    """Thinking on; Ctrl-C leaves the slow suite unanswered; its result lands after the model answered.
+
+    Without otel-toolturn the unanswered call is refused; the repair the law used to make is then
+    written out (close the call, and once the result lands move it up in place of the close): the
+    provider's prefix check refuses it, because the model's signed thinking was produced after the
+    close. With otel-toolturn the close stays and the result is delivered where it stands.
+    """
+    history: list[MessageParam] = [{"role": "user", "content": "Build it and run the integration suite."}]
+    replies: list[Message] = []
+
+    def ask(messages: list[MessageParam]) -> Callable[[], str]:
+        def call() -> str:
+            replies.append(agent.ask_thinking(messages))
+            return _with_cache(replies[-1])
+
+        return call
+
+    commands = (("bash", {"command": "make build"}), ("bash", {"command": "make integration"}))
+    if not agent.send("the model asks for two commands", ask(history), answer=ScriptedTurn(calls=_calls(*commands))):
+        return
+    calls = replies[-1].content
+    build, suite = (b for b in calls if b.type == "tool_use")
+    build_result: anthropic.types.ToolResultBlockParam = {
+        "type": "tool_result",
+        "tool_use_id": build.id,
+        "content": "build ok",
+    }
+    suite_result: anthropic.types.ToolResultBlockParam = {
+        "type": "tool_result",
+        "tool_use_id": suite.id,
+        "content": "212 passed, 1 failed: test_upload_retry",
+    }
+    history += [
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": [build_result]},
+        {"role": "user", "content": "continue"},
+    ]
+    answered = agent.send('Ctrl-C in the suite, then "continue"', ask(history), answer=CARRY_ON)
+    later: list[MessageParam] = [{"role": "user", "content": "Is anything failing?"}]
+    if not agent.instrumented:
+        # The repair the law used to make, written out. First the unanswered call is closed ...
+        close: anthropic.types.ToolResultBlockParam = {
+            "type": "tool_result",
+            "tool_use_id": suite.id,
+            "content": otel_toolturn.INTERRUPTED_RESULT_TEXT,
+        }
+        closed: list[MessageParam] = [*history[:2], {"role": "user", "content": [build_result, close]}, history[3]]
+        if not agent.send("earlier rule: the call closed", ask(closed), answer=CARRY_ON):
+            return
+        # ... then, when the suite's result lands, it is moved up in place of the close.
+        moved: list[MessageParam] = [
+            *history[:2],
+            {"role": "user", "content": [build_result, suite_result]},
+            history[3],
+            {"role": "assistant", "content": replies[-1].content},
+            *later,
+        ]
+        agent.send("earlier rule: the result moved up", ask(moved), answer=CARRY_ON)
+        return
+    if not answered:
+        return
+    history += [
+        {"role": "assistant", "content": replies[-1].content},
+        {"role": "user", "content": [suite_result]},
+        *later,
+    ]
+    agent.send("the suite's result lands late", ask(history), answer=CARRY_ON)
+
+
+def _with_cache(reply: Message) -> str:
+    """A reply's account with the provider's cache figures: prompt tokens read from cache, of all."""
+    usage = reply.usage
+    cached = usage.cache_read_input_tokens or 0
+    prompt = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
+    said = _text(reply) if any(b.type == "text" for b in reply.content) else "2 tool calls"
+    return f"{said}; {cached} of {prompt} prompt tokens read from cache"
+
+
 def _assistant_param(
     message: openai.types.chat.ChatCompletionMessage,
 ) -> openai.types.chat.ChatCompletionAssistantMessageParam:
@@ -376,6 +474,7 @@ STORIES: Final[tuple[tuple[str, str, Callable[[Agent], None]], ...]] = (
     ("a repeated call", "anthropic", repeated_call),
     ("an orphan after trimming", "openai chat", orphan_after_trimming),
     ("a cut stream", "openai responses", cut_stream),
+    ("a preserved-thinking model: a tool's result arrives after the model answered", "anthropic", result_after_answer),
 )
 
 

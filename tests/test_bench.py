@@ -21,10 +21,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from bench import law, lockstep, overhead, own
+import otel_toolturn
+from bench import law, lockstep, overhead, own, stability
+from bench._move_up import move_up
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants
-from otel_toolturn.instrument._memo import TranscriptMemo
+from otel_toolturn.instrument._digests import DigestCache
 from tests.transcripts import build
 
 ROOT: Final = Path(__file__).resolve().parents[1]
@@ -63,20 +65,19 @@ def test_the_rebuilt_conversation_sends_equal_values_as_new_objects(lane: str) -
 
 @pytest.mark.parametrize("lane", ["chat", "anthropic"])
 def test_the_cold_transcripts_are_never_remembered(lane: str) -> None:
-    """``, cold``: no two calls' transcripts are equal, so the memo never resumes one (each is a first sighting)."""
+    """``, cold``: no two calls' transcripts are equal or share a message object, so no digest is reused."""
     cold = overhead.transcripts(lane)[", cold"]
-    memo = TranscriptMemo()
-    key: Lane = "anthropic.messages" if lane == "anthropic" else "openai.chat_completions"
+    cache = DigestCache(slots=3)
     sent = [cold.next() for _ in range(3)]
     assert sent[0] != sent[1] != sent[2] != sent[0]
+    assert sent[0][0] != sent[1][0] != sent[2][0] != sent[0][0]
     for transcript in sent:
-        known = memo.recall(transcript, lane=key)
-        assert known is not None
-        assert not known.surveyed, "a first sighting takes the pure path"
+        assert cache._remember(transcript).messages == tuple(transcript)
+        assert all(e.messages[0] is not transcript[0] for e in cache._recent[:-1])
 
 
 def test_the_split_reads_other_transcripts_than_the_timed_calls() -> None:
-    """``--split``: its phases' transcripts differ from the calls' at the first message: the memo keeps them apart."""
+    """``--split``: its phases' transcripts differ from the calls' at the first message: no cache mixes them."""
     phases, calls = overhead.transcripts("anthropic", tag=" (phases)"), overhead.transcripts("anthropic")
     for suffix in calls:
         assert phases[suffix].next()[0] != calls[suffix].next()[0]
@@ -289,3 +290,59 @@ def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_
     )
     recorded = json.loads(done.stdout.splitlines()[-1])
     assert recorded == [[scope, 0, True], [scope, 0, True]]  # one span a call, with otel-toolturn's record on it
+
+
+def test_the_stability_sessions_make_the_same_calls_and_have_their_stated_length() -> None:
+    """The broken and valid sessions make the same calls; full: 46 requests, quick: 8, late results included."""
+    for quick, requests in ((True, 8), (False, 46)):
+        broken, valid = stability.session(quick=quick, valid=False), stability.session(quick=quick, valid=True)
+        asks = [[s for s in e if isinstance(s, stability.Ask)] for e in broken]
+        assert asks == [[s for s in e if isinstance(s, stability.Ask)] for e in valid]
+        assert sum(1 + s.lost for e in asks for s in e) == requests
+        recorded = [s.call_id for e in broken for s in e if isinstance(s, stability.Record)]
+        assert len(recorded) > len(set(recorded)), "a late duplicate: a second result for a call"
+        late = [e[0] for e in broken if isinstance(e[0], stability.Record)]
+        assert late, "some result lands at the start of a later episode, after an assistant message"
+
+
+def test_the_move_up_rule_moves_a_late_result_into_its_batch_and_folds_a_second() -> None:
+    """``move_up``: the late result replaces the close in the batch; a second result is folded into the first."""
+    call = {"type": "tool_use", "id": "toolu_a", "name": "read", "input": {}}
+    transcript: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [call, {**call, "id": "toolu_b"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "A"}]},
+        {"role": "user", "content": "continue"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Carrying on."}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_b", "content": "B"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "A2"}]},
+    ]
+    early = move_up(transcript[:5])
+    assert early[2]["content"][1]["content"] == otel_toolturn.INTERRUPTED_RESULT_TEXT
+    moved = move_up(transcript)
+    assert moved[:2] == transcript[:2]
+    assert [b["content"] for b in moved[2]["content"]] == ["A" + otel_toolturn.SECOND_RESULT_SEPARATOR + "A2", "B"]
+    assert moved[3:] == transcript[3:5]
+
+
+def test_the_quick_session_under_otel_toolturn_passes_every_prefix_check() -> None:
+    """Through ``otel_toolturn.init`` and the real SDK, the quick session is served whole: no 400, nothing lost."""
+    measured = stability.measure("otel-toolturn", quick=True, drop=False)
+    assert (measured.requests, measured.refused, measured.prefix_failures, measured.lost) == (8, 0, 0, 0)
+
+
+def test_the_quick_session_under_the_earlier_move_up_rule_fails_the_prefix_check() -> None:
+    """Moving a late result up rewrites a message the model answered from: the provider's prefix check refuses it."""
+    measured = stability.measure("earlier move-up rule", quick=True, drop=False)
+    assert measured.prefix_failures >= 1
+    dropped = stability.measure("earlier move-up rule", quick=True, drop=True)
+    assert dropped.refused == 0
+    assert dropped.thinking_dropped >= 1
+
+
+def test_otel_toolturn_keeps_the_cache_share_of_a_valid_session() -> None:
+    """Over the full session, otel-toolturn's cached share of prompt tokens is at least 99% of a valid session's."""
+    repaired = stability.measure("otel-toolturn", quick=False, drop=False)
+    reference = stability.measure(stability.REFERENCE, quick=False, drop=False)
+    assert repaired.refused == reference.refused == 0
+    assert repaired.cache_share >= 0.99 * reference.cache_share

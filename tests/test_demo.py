@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import subprocess
 import sys
 
@@ -13,17 +15,22 @@ from otel_toolturn.cli import Telemetry
 from otel_toolturn.demo import REPAIR_WORDS, STORIES, resolve_telemetry
 
 WITH_MARKER = "With otel_toolturn.init():"
-PROVIDER_WORDS = (
-    "`tool_use` ids were found without `tool_result` blocks immediately after",
-    "must be followed by tool messages responding to each 'tool_call_id'",
-    "Did not find 1 tool_result block(s) at the beginning of this message",
-    "`tool_use` ids must be unique",
-    "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
-    "No tool call found for function call output with call_id",
-)
+PROVIDER_WORDS = {
+    "`tool_use` ids were found without `tool_result` blocks immediately after": 2,
+    "must be followed by tool messages responding to each 'tool_call_id'": 1,
+    "Did not find 1 tool_result block(s) at the beginning of this message": 1,
+    "`tool_use` ids must be unique": 1,
+    "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'": 1,
+    "No tool call found for function call output with call_id": 1,
+    "Invalid `signature` in `thinking` block. The block is bound to a different conversation.": 1,
+}
+"""The provider's words each refusal before ``init`` shows, and how many stories end in them."""
+PREFIX_STORY = "a preserved-thinking model: a tool's result arrives after the model answered"
+CACHED = re.compile(r"(\d+) of (\d+) prompt tokens read from cache")
 REPAIRS_SHOWN = (
     "toolturn.repair: missing_result",
     "toolturn.repair: late_result",
+    "toolturn.repair: late_result_in_place",
     "toolturn.repair: trailing_text",
     "toolturn.repair: duplicate_call",
     "toolturn.repair: orphan_result",
@@ -47,12 +54,12 @@ def test_demo_finishes_cleanly(demo_run: subprocess.CompletedProcess[str]) -> No
 
 
 def test_without_otel_toolturn_each_story_ends_in_the_providers_400(demo_run: subprocess.CompletedProcess[str]) -> None:
-    """Before ``init``: one 400 per story, each in the provider's own words."""
+    """Before ``init``: one 400 per story (two for preserved thinking), each in the provider's own words."""
     before, _ = demo_run.stdout.split(WITH_MARKER)
     refused = [line for line in before.splitlines() if " 400 refused " in line]
-    assert len(refused) == len(STORIES)
-    for words in PROVIDER_WORDS:
-        assert sum(words in line for line in refused) == 1, words
+    assert len(refused) == len(STORIES) + 1
+    for words, count in PROVIDER_WORDS.items():
+        assert sum(words in line for line in refused) == count, words
 
 
 def test_with_otel_toolturn_every_call_succeeds_and_shows_its_repairs(
@@ -61,9 +68,34 @@ def test_with_otel_toolturn_every_call_succeeds_and_shows_its_repairs(
     """After ``init``: no 400, every request 200, and each story's repair or stream event is shown."""
     _, after = demo_run.stdout.split(WITH_MARKER)
     assert " 400 " not in after
-    assert after.count(" 200 ok ") == 2 * len(STORIES)
+    assert after.count(" 200 ok ") == 2 * len(STORIES) + 1
     for shown in REPAIRS_SHOWN:
         assert shown in after
+
+
+def _story(text: str, title: str) -> list[str]:
+    """The lines of the story titled ``title`` in one pass of the demo's output (its requests and events)."""
+    lines = text.split(f". {title} (anthropic)\n", 1)[1].splitlines()
+    return list(itertools.takewhile(lambda line: line.startswith("     "), lines))
+
+
+def test_the_moved_up_result_is_refused_by_the_prefix_check(demo_run: subprocess.CompletedProcess[str]) -> None:
+    """Before ``init``: the closed call is served, and moving the late result up in place of the close is refused."""
+    before, _ = demo_run.stdout.split(WITH_MARKER)
+    closed, moved = (line for line in _story(before, PREFIX_STORY) if "earlier rule:" in line)
+    assert " 200 ok " in closed
+    assert " 400 refused " in moved
+    assert "Invalid `signature` in `thinking` block" in moved
+
+
+def test_with_otel_toolturn_the_late_result_keeps_the_cache(demo_run: subprocess.CompletedProcess[str]) -> None:
+    """After ``init``: the late result's request reads the whole previous request from cache."""
+    _, after = demo_run.stdout.split(WITH_MARKER)
+    figures = [CACHED.search(line) for line in _story(after, PREFIX_STORY) if " 200 ok " in line]
+    (_, _), (_, previous), (cached, prompt) = ((int(m[1]), int(m[2])) for m in figures if m is not None)
+    assert len(figures) == 3
+    assert cached == previous
+    assert 0 < cached < prompt
 
 
 def test_demo_says_where_the_telemetry_went(demo_run: subprocess.CompletedProcess[str]) -> None:

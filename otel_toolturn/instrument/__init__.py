@@ -3,8 +3,9 @@
 The only place that imports an SDK or OpenTelemetry. Public here:
 
 - ``init(...)``: idempotent; resolves the options (keyword, then ``OTEL_TOOLTURN_*``, then the
-  default), sets up OpenTelemetry SDK providers from the standard ``OTEL_*`` variables when the
-  application configured none, and instruments. A second call is a no-op.
+  default), sets up OpenTelemetry SDK providers from the standard ``OTEL_*`` variables for the
+  signals the application configured none for (a logger provider only along with a tracer
+  provider: ``_setup.to_create``), and instruments. A second call is a no-op.
 - ``shutdown()``: flushes every provider, removes the patches, and shuts down the providers
   ``init`` created (never the application's own).
 - ``withhold_tools(reason)``: a scope whose calls go out with tools withheld.
@@ -101,7 +102,9 @@ def init(
     ``max_tool_rounds``: ask for a wrap-up (tools withheld) once the consecutive tool rounds since
     the last user text reach it. ``handoff_tools``: tool names or glob patterns whose calls are
     handoffs. Providers: the given ones, else the application's global ones, else created from
-    the ``OTEL_*`` variables.
+    the ``OTEL_*`` variables; a logger provider is created only when the tracer provider is too,
+    so an application with its own tracer provider gets the events as span events on it (and as
+    log records only on a logger provider of its own).
     """
     with _LOCK:
         instrumentor = ToolTurnInstrumentor()

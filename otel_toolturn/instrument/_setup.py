@@ -1,9 +1,17 @@
 """OpenTelemetry SDK providers from the standard ``OTEL_*`` variables, for apps that configured none.
 
-Role: ``configure_missing`` looks at the global tracer, meter and logger providers; each one the
-application has not set is created from the environment and made global; each one it has set is
-left exactly as it is. It returns the providers it created, so ``shutdown`` can flush and close
-those (and only flush the application's own).
+Role: ``configure_missing`` looks at the providers ``init`` was handed and at the global tracer,
+meter and logger providers; it creates from the environment, and makes global, only the providers
+that ``to_create`` names; every provider the application handed over or set is left exactly as it
+is. It returns the providers it created, so ``shutdown`` can flush and close those (and only flush
+the application's own). An exporter is created only for a provider created here.
+
+The rule (``to_create``): a tracer or meter provider is created when the application has none
+(neither handed one to ``init`` nor set a global one). A logger provider is created only along
+with a tracer provider: events are span events first, and their log records are a copy. So an
+application that has its own tracer provider gets the events on its spans, and as log records only
+on a logger provider of its own (handed over, or its global one); ``init`` then starts no log
+pipeline (no OTLP log exporter, no connection to a collector) it did not ask for.
 
 Exporters, per signal (``OTEL_TRACES_EXPORTER``, ``OTEL_METRICS_EXPORTER``,
 ``OTEL_LOGS_EXPORTER``; comma-separated; default ``otlp``): ``otlp`` (protocol from
@@ -52,6 +60,30 @@ from otel_toolturn.instrument._exporters import (
 )
 
 _log = logging.getLogger("otel_toolturn.instrument")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Signals:
+    """One flag per signal: traces, metrics, logs."""
+
+    traces: bool
+    metrics: bool
+    logs: bool
+
+
+def to_create(present: Signals) -> Signals:
+    """The providers to create, from which the application has (handed to ``init`` or set globally).
+
+    Tracer and meter providers: each one absent. Logger provider: absent, and only when the tracer
+    provider is created too (see the module docstring).
+
+    >>> to_create(Signals(traces=True, metrics=True, logs=False))
+    Signals(traces=False, metrics=False, logs=False)
+    >>> to_create(Signals(traces=False, metrics=False, logs=False))
+    Signals(traces=True, metrics=True, logs=True)
+    """
+    traces = not present.traces
+    return Signals(traces=traces, metrics=not present.metrics, logs=traces and not present.logs)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -194,21 +226,28 @@ def configure_missing(
     logs: bool = True,
     on_error: OnError = _ignore,
 ) -> Owned:
-    """Create and set globally each provider asked for that the application has not configured.
+    """Create and set globally each provider ``to_create`` names; return the ones created.
 
-    ``traces``/``metrics_``/``logs`` say which signals still need a provider (``init`` passes
-    ``False`` for a signal whose provider it was handed). ``on_error`` counts what the created
-    exporters' wrappers catch (see the module docstring).
+    ``traces``/``metrics_``/``logs`` say which signals ``init`` was not handed a provider for
+    (``False``: the application handed one over). A signal counts as present when it was handed
+    over or its global provider is set. ``on_error`` counts what the created exporters' wrappers
+    catch (see the module docstring).
     """
+    present = Signals(
+        traces=not traces or not _is_default(trace.get_tracer_provider()),
+        metrics=not metrics_ or not _is_default(metrics.get_meter_provider()),
+        logs=not logs or not _is_default(_logs.get_logger_provider()),
+    )
+    wanted = to_create(present)
     resource = Resource.create()
     traces_made = metrics_made = logs_made = None
-    if traces and _is_default(trace.get_tracer_provider()):
+    if wanted.traces:
         traces_made = tracer_provider(environ, resource, on_error)
         trace.set_tracer_provider(traces_made)
-    if metrics_ and _is_default(metrics.get_meter_provider()):
+    if wanted.metrics:
         metrics_made = meter_provider(environ, resource, on_error)
         metrics.set_meter_provider(metrics_made)
-    if logs and _is_default(_logs.get_logger_provider()):
+    if wanted.logs:
         logs_made = logger_provider(environ, resource, on_error)
         _logs.set_logger_provider(logs_made)
     return Owned(tracer_provider=traces_made, meter_provider=metrics_made, logger_provider=logs_made)
