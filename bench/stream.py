@@ -9,7 +9,7 @@ paired ratio is the median, over rounds, of each round's own ratio (what drift b
 leaves alone). The observer's own cost is also timed alone, on the SDK's event objects, beside
 its cost in situ (the difference of the medians, per event): interleaved with the SDK's work,
 the same instructions cost several times more than in a loop of their own. Run:
-``python -m bench.stream [--rounds N] [--cpu]``.
+``python -m bench.stream [--rounds N | --quick] [--lane LANE] [--cpu]``.
 """
 
 from __future__ import annotations
@@ -287,11 +287,14 @@ def paired(base: list[float], other: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--quick", action="store_true", help="5 rounds (a first reading; noisier)")
+    parser.add_argument("--lane", action="append", choices=list(FRAMES), help="only this lane (repeatable)")
     parser.add_argument(
         "--cpu", action="store_true", help="time with process CPU time (steadier on a machine others share)"
     )
     options = parser.parse_args()
-    rounds = options.rounds
+    rounds = 5 if options.quick else options.rounds
+    lanes: list[Lane] = options.lane or list(FRAMES)
     if options.cpu:
         CLOCK[0] = time.process_time
     print(
@@ -299,8 +302,8 @@ def main() -> None:
         f"{'paired':>8}{'ratio(min)':>12}{'control(min)':>14}{'in situ/event':>15}{'observer/event':>16}"
         f"{'observer/SDK':>14}"
     )
-    for lane, frames_of in FRAMES.items():
-        stream = iterator_for(lane, sse(lane, frames_of()))
+    for lane in lanes:
+        stream = iterator_for(lane, sse(lane, FRAMES[lane]()))
         sdk_only(stream)  # warm-up: imports, pydantic caches
         with_observer(lane, stream)
         alone, observed, control = paired_rounds(lane, stream, rounds)

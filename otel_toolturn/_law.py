@@ -32,6 +32,9 @@ For every assistant message (Responses: every run of call items) that carries to
       recorded there carries no outcome and is left out under the same form. Neither is lossy.
 (iv)  every result answers a call: a result with no EARLIER assistant message emitting its id (its
       call is gone, or it was recorded ahead of its call) is left out (``orphan_result``, lossy).
+(v)   an item the wire cannot hold where it stands and no rule places, as the lane reads it, is left
+      out (Responses: an item whose ``id`` repeats an earlier item's, ``duplicate_item``; a
+      ``reasoning`` item with nothing after it to belong to, ``dangling_reasoning``; both lossy).
 
 Responses accepts an output anywhere after its call, so there nothing moves: a call's first output
 stands where it was recorded, a second one recorded before the next assistant item is folded into
@@ -57,7 +60,8 @@ run began, by object identity. A ``missing_result`` on one of them is marked ``b
 
 Order in a batch: results already in place keep their recorded order; moved-up results, then
 synthetic closes, follow in call order. Repairs are reported per turn in transcript order (forms in
-the order of ``_TURN_FORM_ORDER``), then one ``orphan_result`` for the whole view.
+the order of ``_TURN_FORM_ORDER``), then one ``orphan_result`` for the whole view, then one repair
+per form of (v).
 
 What it deliberately does not do: repair what the lane's provider accepts (a list ``validate``
 passes comes back as the very same object, with no repairs); look at tool names; change a block
@@ -161,8 +165,8 @@ class _Slot:
     placed: list[int] = field(default_factory=list)
     """Its results that stood right after the turn (only results between them)."""
     new_id: str | None = None
-    repeats: Call | None = None
-    """The call of an earlier turn whose id this one repeats, as the view writes it."""
+    repeats: tuple[Call, ...] = ()
+    """The earlier calls, as sent, that used this call's id."""
     written: Call | None = None
     """The call as the view writes it (``call`` itself unless it got ``new_id``)."""
 
@@ -213,9 +217,14 @@ class _Restoration:
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
         self.forms: dict[int, dict[RepairForm, list[str]]] = {}
         self.slots_of: dict[int, list[_Slot]] = {}
+        self.uses: dict[str, list[Call]] = {}
+        """Call id -> the calls that used it, in order."""
         self.orphans: list[str] = []
-        self.at: dict[int, list[_Piece]] = {}
+        self.refused: dict[RepairForm, list[str]] = {}
+        self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
+        for form, item_id in view.refused.values():
+            self.refused.setdefault(form, []).append(item_id)
         self.batch_of: dict[int, list[_Piece]] = {}
         """The batch written right after a turn whose batch changed (results-in-place lanes)."""
         self.tail: list[_Piece] = []
@@ -275,8 +284,9 @@ class _Restoration:
                 continue
             seen.add(call_id)
             slot = _Slot(call, index)
-            earlier = owner.get(call_id)
-            slot.repeats = earlier.out if earlier is not None else None
+            uses = self.uses.setdefault(call_id, [])
+            slot.repeats = tuple(uses)
+            uses.append(call)
             owner[call_id] = slot
             slots.append(slot)
         if self.adapter.unique_ids:
@@ -389,6 +399,7 @@ class _Restoration:
             )
         if self.orphans:
             repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(self.orphans)))
+        repairs.extend(ToolTurnRepair(form=form, tool_call_ids=tuple(ids)) for form, ids in self.refused.items())
         if not repairs:
             return ToolTurnView(messages=messages, repairs=())
         return ToolTurnView(messages=self.adapter.write(self._emit()), repairs=tuple(repairs))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Lane, RepairForm
 
 INTERRUPTED_RESULT_TEXT: Final = (
     "[tool call interrupted: no result was recorded, so its outcome is unknown. "
@@ -145,6 +145,9 @@ class View:
     kinds: list[int] = dataclasses.field(default_factory=list)
     ids: dict[int, str | None] = dataclasses.field(default_factory=dict)
     sources: dict[int, object] = dataclasses.field(default_factory=dict)
+    refused: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
+    """Units the wire cannot hold where they stand and no rule places (Responses: a repeated item id, reasoning
+    with nothing to belong to): the form they are left out under, and the id to report."""
 
 
 @dataclass(slots=True)
@@ -190,8 +193,8 @@ class LaneAdapter(Protocol):
         An item whose results are all there, alone and in order, is that item itself.
         """
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
-        """A copy of the call carrying ``new_id``; ``repeats``: the earlier call whose id it repeats, if any."""
+    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+        """A copy of the call carrying ``new_id``; ``repeats``: the earlier calls that used its id."""
 
     def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""

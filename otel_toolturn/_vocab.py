@@ -10,7 +10,9 @@ its keys are the whole vocabulary.
   ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
   two forms of a result recorded after the model had answered its call's turn, delivered where it
   stands instead of moved up (``late_result_in_place``: the call had no result the model saw;
-  ``duplicate_result_in_place``: it had one).
+  ``duplicate_result_in_place``: it had one); and two Responses forms of items the API refuses
+  where they stand: ``duplicate_item`` (an item whose ``id`` repeats an earlier item's) and
+  ``dangling_reasoning`` (a ``reasoning`` item with nothing after it that it could belong to).
 - ``REPAIR_DROPS``: whether a form leaves recorded content out of the request (a lossy
   projection) rather than moving, folding, renaming or adding it.
 - ``IncompleteCause`` / ``StreamDropCause``: why a tool turn reached the model incomplete.
@@ -35,6 +37,8 @@ RepairForm = Literal[
     "invalid_id",
     "late_result_in_place",
     "duplicate_result_in_place",
+    "duplicate_item",
+    "dangling_reasoning",
 ]
 REPAIR_FORMS: Final[tuple[RepairForm, ...]] = get_args(RepairForm)
 
@@ -50,6 +54,8 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "invalid_id": False,
         "late_result_in_place": False,
         "duplicate_result_in_place": False,
+        "duplicate_item": True,
+        "dangling_reasoning": True,
     }
 )
 """Does the form leave recorded content out of the request? A request that did is lossy."""

@@ -11,8 +11,9 @@ Input, per file (``-`` is stdin):
   ``input`` (the rest of the body is kept as it is in the ``--fix`` copy);
 - JSONL: one such value per line (blank lines skipped).
 
-A Responses body that continues server-held state (``previous_response_id`` or ``conversation``)
-is judged as such: an output whose call is not in the list may answer a call the server holds.
+A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
+``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
+not in the list may answer a call the server holds.
 
 The lane, unless ``--lane`` names it, is read from the shape, first match wins:
 a body with ``input`` → ``openai.responses``; a body with a top-level ``system`` →
@@ -42,6 +43,7 @@ from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
 from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn.compose import continues_server_state
 
 Outcome = Literal["clean", "repaired", "lossy"]
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
@@ -156,15 +158,19 @@ def detect_lane(entry: Entry) -> tuple[Lane, bool]:
     return "openai.chat_completions", True
 
 
+def _kind(item: Mapping[object, object]) -> str | None:
+    """The item's ``type`` when it is a string (any other value names no kind)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _strong_hint(item: object) -> Lane | None:
     if not isinstance(item, Mapping):
         return None
-    if item.get("type") in _RESPONSES_ITEMS:
+    if _kind(item) in _RESPONSES_ITEMS:
         return "openai.responses"
     content = item.get("content")
-    if isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in _ANTHROPIC_BLOCKS for b in content
-    ):
+    if isinstance(content, list) and any(isinstance(b, Mapping) and _kind(b) in _ANTHROPIC_BLOCKS for b in content):
         return "anthropic.messages"
     if "tool_calls" in item or item.get("role") == "tool":
         return "openai.chat_completions"
@@ -195,9 +201,7 @@ def judge(entry: Entry, *, lane: Lane | None) -> Finding:
     """Run the provider rules and the law on one transcript (chained when its body says so)."""
     chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
     body = entry.body or {}
-    chained = chosen == "openai.responses" and any(
-        body.get(k) is not None for k in ("previous_response_id", "conversation")
-    )
+    chained = continues_server_state(body, lane=chosen)
     violations = validate(entry.messages, lane=chosen, chained=chained)
     view = ensure_tool_turn_invariants(entry.messages, lane=chosen, chained=chained)
     still = violations if view.messages is entry.messages else validate(view.messages, lane=chosen, chained=chained)

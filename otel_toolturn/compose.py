@@ -28,6 +28,11 @@ The rules, each in one function:
   digest of a JSON-shaped value (SDK objects read through their ``model_dump``), for comparing two
   requests piece by piece without recording their content. A message prefix is fingerprinted
   from its messages' digests, so a caller can digest each message once.
+- **Server-held state** (``continues_server_state``): a Responses request continues state the
+  server holds when it names a previous response or a conversation — a truthy
+  ``previous_response_id`` or ``conversation``; ``None``, ``""`` and the SDKs' "not given"
+  sentinels (which are falsy) name none. Chat and Anthropic requests never do. The law and
+  ``validate`` take the answer as ``chained=``.
 - **Tool rounds** (``tool_rounds_since_user_text``): how many consecutive tool rounds the
   assistant made since the last user text, the count ``max_tool_rounds`` is compared with.
 - **Who said it** (``is_instruction``, ``is_model_output``, ``emitted_call_ids``): whether a
@@ -35,6 +40,9 @@ The rules, each in one function:
   Chat: an ``assistant`` message; Responses: an assistant message item, a ``reasoning`` item or any
   ``*_call`` item), and which client tool call ids it emits, for readers that follow a
   conversation from request to request.
+
+Every function that reads a lane takes one of ``LANES``; any other value is an
+``UnknownLaneError``, never read as the nearest lane.
 """
 
 from __future__ import annotations
@@ -45,8 +53,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
+from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._view import field
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import LANES, Lane
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -72,14 +81,22 @@ FRAMEWORK_FIELDS: Final[frozenset[str]] = frozenset(
         "tool_chars",
         "folded_exempt",
         "handoff_scope",
+        "toolturn_diagnostics",
     }
 )
 """Message fields that only libraries read (delivery marker, settlement marker, result origin,
-tool-bytes boundary, compaction lineage, the handoff dispatch's scope tag), in both spellings.
-They never reach the wire."""
+tool-bytes boundary, compaction lineage, in both spellings; the handoff dispatch's scope tag; the
+stream-drop diagnostics a stored assistant message may carry). They never reach the wire."""
 
 FINGERPRINT_LENGTH: Final = 12
 """Hex characters kept of a SHA-256 digest: short enough for a span, long enough to tell pieces apart."""
+
+
+def _known(lane: Lane) -> Lane:
+    """``lane`` when it is one of ``LANES``; any other value is an ``UnknownLaneError`` (never read as a guess)."""
+    if lane not in LANES:
+        raise UnknownLaneError(f"unknown lane {lane!r}; expected one of {', '.join(LANES)}")
+    return lane
 
 
 def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> ToolsWithheld | None:
@@ -99,7 +116,7 @@ def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> T
 
 def tool_choice_none(lane: Lane) -> object:
     """The lane's own spelling of "call no tool" for the ``tool_choice`` parameter."""
-    if lane == "anthropic.messages":
+    if _known(lane) == "anthropic.messages":
         return {"type": "none"}
     return "none"
 
@@ -133,7 +150,7 @@ def join_system_prompt(pieces: Sequence[SystemPromptPiece]) -> str:
 
     >>> join_system_prompt([SystemPromptPiece(raw_content="You are a bot."), SystemPromptPiece(),
     ...                     SystemPromptPiece(raw_content="Be brief.")])
-    'You are a bot.\\n\\nBe brief.'
+    'You are a bot.\n\nBe brief.'
     """
     return SYSTEM_PROMPT_SEPARATOR.join(p.raw_content or "" for p in contributing_pieces(pieces))
 
@@ -167,7 +184,7 @@ def system_prompt_pieces(
     ``transcript_system_pieces``; otherwise they are read from the request.
     """
     pieces: list[SystemPromptPiece] = []
-    if lane == "anthropic.messages":
+    if _known(lane) == "anthropic.messages":
         pieces.extend(_text_parts(request.get("system"), "system"))
         return tuple(pieces)
     if lane == "openai.responses":
@@ -257,6 +274,21 @@ def prefix_fingerprint(digests: Sequence[bytes]) -> str:
     return hashlib.sha256(b"".join(digests)).hexdigest()[:FINGERPRINT_LENGTH]
 
 
+SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
+"""The Responses request fields that name state the server holds."""
+
+
+def continues_server_state(request: Mapping[str, object], *, lane: Lane) -> bool:
+    """Whether a request continues server-held state (see the module docstring): the law's ``chained``.
+
+    >>> continues_server_state({"previous_response_id": "resp_1"}, lane="openai.responses")
+    True
+    >>> continues_server_state({"previous_response_id": ""}, lane="openai.responses")
+    False
+    """
+    return _known(lane) == "openai.responses" and any(bool(request.get(key)) for key in SERVER_STATE_FIELDS)
+
+
 def _is_call_item(item: object) -> bool:
     """A Responses item that is a client tool call."""
     return field(item, "type") in ("function_call", "custom_tool_call")
@@ -298,6 +330,7 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
     only carry tool results do not reset the count; a user message with text does. Read from the
     end back to the last user text, so a long transcript costs only its latest stretch.
     """
+    _known(lane)
     if isinstance(messages, str):
         return 0
     rounds = 0
@@ -324,10 +357,10 @@ def is_instruction(item: object) -> bool:
 
 def is_model_output(item: object, *, lane: Lane) -> bool:
     """Whether the model produced this transcript item (see the module docstring's "who said it")."""
+    if _known(lane) != "openai.responses":
+        return field(item, "role") == "assistant"
     if field(item, "role") == "assistant":
         return True
-    if lane != "openai.responses":
-        return False
     kind = field(item, "type")
     return isinstance(kind, str) and (kind == "reasoning" or kind.endswith("_call"))
 
@@ -338,7 +371,7 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
     Anthropic: the ``tool_use`` blocks of an assistant message; Chat: its ``tool_calls``;
     Responses: a ``function_call`` or ``custom_tool_call`` item's ``call_id``.
     """
-    if lane == "openai.responses":
+    if _known(lane) == "openai.responses":
         call_id = field(item, "call_id") if _is_call_item(item) else None
         return (call_id,) if isinstance(call_id, str) else ()
     if field(item, "role") != "assistant":

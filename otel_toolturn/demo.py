@@ -65,6 +65,8 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
         "orphan_result": "the result whose call is gone left out",
         "reused_id": "a reused call id renamed",
         "invalid_id": "a call id the provider's pattern refuses renamed",
+        "duplicate_item": "an item replayed under the same id left out",
+        "dangling_reasoning": "reasoning with nothing after it left out",
     }
 )
 """Each repair form in a newcomer's words."""

@@ -10,6 +10,14 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# the LiteLLM proxy's server, for tests/e2e/test_litellm_proxy.py (litellm[proxy] pins a litellm-proxy
+# release the package index does not carry, so its server dependencies are named here)
+.venv/bin/python -m pip install -q --disable-pip-version-check 'fastapi>=0.136.3,<1.0' 'starlette>=1.0.1,<2.0' \
+    'uvicorn>=0.33.0,<1.0' 'uvloop>=0.22.1,<1.0' 'gunicorn>=23.0.0,<24.0' 'backoff>=2.2.1,<3.0' 'orjson>=3.11.6,<4.0' \
+    'apscheduler>=3.11.2,<4.0' 'pyjwt>=2.13.0,<3.0' 'python-multipart>=0.0.27,<1.0' 'cryptography>=49.0.0,<51.0' \
+    'websockets>=15.0.1,<16.0' 'rq>=2.7.0,<3.0' 'pynacl>=1.6.2,<2.0' 'fastapi-sso>=0.19.0,<1.0' 'rich>=13.9.4,<14.0' \
+    'tomlkit>=0.13.3,<1.0' 'semver>=3.0.4,<4' 'expression>=5.6.0,<6.0' 'soundfile>=0.12.1,<1.0' \
+    'polars>=1.38.1,<2.0' 'restrictedpython>=8.5,<9.0' 'mcp>=2.3.0,<3' 'inquirerpy>=0.3.4,<1.0'
 
 # Debian packages for the end-to-end tests (root, as on CI; otherwise sudo must be available).
 need_apt=()

@@ -346,3 +346,13 @@ def test_otel_toolturn_keeps_the_cache_share_of_a_valid_session() -> None:
     reference = stability.measure(stability.REFERENCE, quick=False, drop=False)
     assert repaired.refused == reference.refused == 0
     assert repaired.cache_share >= 0.99 * reference.cache_share
+
+
+def test_a_fuzz_sample_finds_no_failure_in_any_lane() -> None:
+    """300 generated transcripts per lane and flavour: no internal error, invalid output, loss, mutation or repeat."""
+    from bench import fuzz  # noqa: PLC0415 - the bench module is only needed here
+
+    counts = fuzz.run(300, seed=7)
+    failures = {key: {c: counter[c] for c in fuzz.FAILURES if counter[c]} for key, counter in counts.items()}
+    assert all(not found for found in failures.values()), failures
+    assert all(counter["checked"] for counter in counts.values()), "every lane and flavour checks transcripts"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from otel_toolturn import Lane, validate
-from otel_toolturn.cli import Entry, detect_lane, main
+from otel_toolturn.cli import EXIT_CODES, OUTCOMES, VERDICTS, Entry, detect_lane, main
 
 Message = dict[str, object]
 
@@ -221,6 +221,25 @@ def test_chained_responses_body_keeps_outputs_for_server_held_calls(
     assert run(capsys, str(write(tmp_path, "alone.json", alone)))[0] == 2
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("previous_response_id", "resp_1", 0),
+        ("previous_response_id", "", 2),
+        ("previous_response_id", None, 2),
+        ("conversation", "conv_1", 0),
+        ("conversation", {"id": "conv_1"}, 0),
+        ("conversation", None, 2),
+    ],
+)
+def test_a_body_is_chained_only_when_it_names_server_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object, code: int
+) -> None:
+    """An empty or null ``previous_response_id``/``conversation`` names no server state: the orphan is repaired."""
+    body = {"model": "gpt-test", field: value, "input": [r_result("call_held"), USER]}
+    assert run(capsys, str(write(tmp_path, "body.json", body)))[0] == code
+
+
 def test_stdin_and_lane_option(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """``-`` reads stdin; ``--lane`` (short alias) decides the lane instead of the shape."""
     plain = [USER, SAID]
@@ -347,3 +366,8 @@ def test_console_command_never_prints_a_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert "not UTF-8" in done.stderr
+
+
+def test_the_outcome_tables_cover_the_whole_vocabulary() -> None:
+    """Every outcome has its exit code and its verdict, and no table names another."""
+    assert set(EXIT_CODES) == set(VERDICTS) == set(OUTCOMES)

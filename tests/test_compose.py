@@ -5,18 +5,21 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import Lane, compose
+from otel_toolturn import LANES, Lane, UnknownLaneError, compose
 from otel_toolturn._view import field
 from otel_toolturn.compose import (
     FRAMEWORK_FIELDS,
     SYSTEM_PROMPT_SEPARATOR,
     SystemPromptPiece,
     caller_withheld_tools,
+    continues_server_state,
     contributing_pieces,
     fingerprint,
     join_system_prompt,
@@ -226,8 +229,60 @@ def test_tool_rounds_read_from_the_end_equal_the_definition(lane: Lane, events: 
 
 def test_handoff_scope_tag_is_stripped() -> None:
     """The handoff dispatch tag is library-only: the strip rule removes it before the wire."""
-    from otel_toolturn.handoff import SCOPE_FIELD, tag_scoped  # noqa: PLC0415 - the handoff side of the contract
+    from otel_toolturn.handoff._scope import SCOPE_FIELD, tag_scoped  # noqa: PLC0415 - the handoff side of the contract
 
     assert SCOPE_FIELD in FRAMEWORK_FIELDS
     tagged = tag_scoped({"role": "system", "content": "p"}, "explorer:c1:0")
     assert strip_framework_fields([tagged]) == [{"role": "system", "content": "p"}]
+
+
+@pytest.mark.parametrize(
+    ("request_", "lane", "expected"),
+    [
+        ({"previous_response_id": "resp_1"}, "openai.responses", True),
+        ({"previous_response_id": ""}, "openai.responses", False),
+        ({"previous_response_id": None}, "openai.responses", False),
+        ({"conversation": "conv_1"}, "openai.responses", True),
+        ({"conversation": {"id": "conv_1"}}, "openai.responses", True),
+        ({"conversation": ""}, "openai.responses", False),
+        ({"conversation": None}, "openai.responses", False),
+        ({}, "openai.responses", False),
+        ({"previous_response_id": "resp_1"}, "openai.chat_completions", False),
+    ],
+)
+def test_continues_server_state_only_with_a_named_response_or_conversation(
+    request_: dict[str, object], lane: Lane, expected: bool
+) -> None:
+    """A Responses request is chained when it names a previous response or a conversation; empty or null names none."""
+    assert continues_server_state(request_, lane=lane) is expected
+
+
+def test_an_sdk_omitted_value_names_no_server_state() -> None:
+    """The SDK's "not given" sentinel in a field is no server state."""
+    openai = pytest.importorskip("openai", reason="the openai SDK is not installed")
+    assert not continues_server_state({"previous_response_id": openai.NOT_GIVEN}, lane="openai.responses")
+
+
+def test_the_withheld_reasons_are_the_rules_and_the_callers() -> None:
+    """Every reason the tools rule gives is a withheld reason; the one more is the caller's own."""
+    assert set(compose.TOOLS_WITHHELD_REASONS) == {*compose.TOOLS_WITHHELD, "caller"}
+
+
+UNKNOWN_LANE = cast("Lane", "gemini.generate_content")
+LANE_READERS: dict[str, Callable[[Lane], object]] = {
+    "tool_choice_none": tool_choice_none,
+    "system_prompt_pieces": lambda lane: system_prompt_pieces({}, lane=lane),
+    "tool_rounds_since_user_text": lambda lane: tool_rounds_since_user_text([], lane=lane),
+    "is_model_output": lambda lane: compose.is_model_output({"role": "user"}, lane=lane),
+    "emitted_call_ids": lambda lane: compose.emitted_call_ids({"role": "user"}, lane=lane),
+    "continues_server_state": lambda lane: continues_server_state({}, lane=lane),
+}
+
+
+@pytest.mark.parametrize("read", LANE_READERS.values(), ids=list(LANE_READERS))
+def test_a_lane_outside_the_vocabulary_is_refused_not_guessed(read: Callable[[Lane], object]) -> None:
+    """Every rule that reads a lane refuses one outside ``LANES`` instead of reading it as another."""
+    with pytest.raises(UnknownLaneError, match=r"gemini\.generate_content"):
+        read(UNKNOWN_LANE)
+    for lane in LANES:
+        read(lane)

@@ -32,7 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_lossy_table_covers_every_form_exactly() -> None:
     """REPAIR_DROPS has one entry per repair form, and only duplicate_call and orphan_result drop content."""
     assert set(REPAIR_DROPS) == set(REPAIR_FORMS) == set(get_args(RepairForm))
-    assert {f for f, drops in REPAIR_DROPS.items() if drops} == {"duplicate_call", "orphan_result"}
+    assert {f for f, drops in REPAIR_DROPS.items() if drops} == {
+        "duplicate_call",
+        "orphan_result",
+        "duplicate_item",
+        "dangling_reasoning",
+    }
 
 
 def test_stream_drop_causes_are_the_incomplete_causes_but_the_synthesised_one() -> None:
@@ -174,3 +179,24 @@ def test_the_law_imports_neither_opentelemetry_nor_wrapt() -> None:
         cwd=ROOT,
     )
     assert loaded.stdout.strip() == "True", "the instrumentation still loads on first use"
+
+
+@pytest.mark.parametrize(
+    ("call_id", "said"),
+    [
+        ({"secret": "user text"}, "a dict of 1 key"),
+        (["user text"], "a list of 1 item"),
+        ("", "an empty string"),
+        (None, "None"),
+        (7, "a value of type 'int'"),
+    ],
+)
+def test_an_unreadable_call_id_is_named_by_type_and_size_never_by_content(call_id: object, said: str) -> None:
+    """The input error names the position, what arrived (its type and size) and what was expected, never content."""
+    messages = [{"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "f", "input": {}}]}]
+    with pytest.raises(ToolTurnInputError) as raised:
+        ensure_tool_turn_invariants(messages, lane="anthropic.messages")
+    message = str(raised.value)
+    assert "item 0" in message
+    assert said in message
+    assert "user text" not in message

@@ -241,3 +241,40 @@ def test_a_derived_id_that_is_taken_gets_a_suffix() -> None:
     given = build(ANTHROPIC, [A(c("a_b")), R("a_b"), A(c("a.b")), R("a.b")])
     view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
     assert view.messages == build(ANTHROPIC, [A(c("a_b")), R("a_b"), A(c("a_b_2")), R("a_b_2")])
+
+
+def test_an_item_replayed_with_its_id_is_left_out_once_reported() -> None:
+    """A message item whose `id` repeats an earlier item's is left out (`duplicate_item`, lossy); the view validates."""
+    said = {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}
+    given: list[object] = [{"role": "user", "content": "q"}, said, {"role": "user", "content": "again"}, dict(said)]
+    assert "duplicate_item" in {v.rule for v in validate(given, lane="openai.responses")}
+    view = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert _forms(view.repairs) == [("duplicate_item", ("msg_1",))]
+    assert view.lossy
+    assert view.messages == given[:3]
+    assert validate(view.messages, lane="openai.responses") == []
+
+
+@pytest.mark.parametrize("after", [[], [{"type": "function_call_output", "call_id": "c1", "output": "ok"}]])
+def test_reasoning_with_nothing_to_belong_to_is_left_out_reported(after: list[object]) -> None:
+    """A `reasoning` item last, or right before an output, is left out (`dangling_reasoning`, lossy)."""
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    reasoning = {"type": "reasoning", "id": "rs_9", "summary": []}
+    given: list[object] = [{"role": "user", "content": "q"}, call, reasoning, *after]
+    assert "reasoning_without_following_item" in {v.rule for v in validate(given, lane="openai.responses")}
+    view = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert ("dangling_reasoning", ("rs_9",)) in _forms(view.repairs)
+    assert reasoning not in list(view.messages)
+    assert validate(view.messages, lane="openai.responses") == []
+
+
+def test_a_run_opening_with_reasoning_without_an_id_is_read_to_its_end() -> None:
+    """A reasoning item with no `id` ahead of a call after an item with no `id` is read as part of the run."""
+    given: list[object] = [
+        {"role": "user", "content": "q"},
+        {"type": "reasoning", "summary": []},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    ]
+    view = ensure_tool_turn_invariants(given, lane="openai.responses")
+    assert view.messages is given

@@ -27,6 +27,8 @@ class Text:
 @dataclass(frozen=True)
 class Thinking:
     text: str
+    item_id: str | None = None
+    """Responses: the reasoning item's own ``id`` (default: one unique to its place)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,8 @@ def t(text: str) -> Text:
     return Text(text)
 
 
-def th(text: str) -> Thinking:
-    return Thinking(text)
+def th(text: str, item_id: str | None = None) -> Thinking:
+    return Thinking(text, item_id)
 
 
 def c(call_id: str, name: str = "f", arguments: str = "{}") -> CallBlock:
@@ -208,7 +210,7 @@ def _responses(event: Event, number: int) -> list[object]:
                 items.append(
                     {
                         "type": "reasoning",
-                        "id": f"rs_{number}_{part}",
+                        "id": block.item_id or f"rs_{number}_{part}",
                         "summary": [{"type": "summary_text", "text": block.text}],
                     }
                 )

@@ -32,7 +32,6 @@ from otel_toolturn.handoff._wire import as_messages, user_message
 
 TurnScope = Literal["llm", "turn"]
 """How far an end-of-turn reaches: the nearest model call (``"llm"``), or every enclosing one up to the user's turn."""
-TURN_SCOPES: Final[tuple[TurnScope, ...]] = get_args(TurnScope)
 
 HandoffOutcomeKind = Literal["success", "stopped", "rejected"]
 """How a handoff's body finished, from the tool loop's point of view."""
@@ -76,31 +75,6 @@ class HandoffClosed:
     messages: list[object]
     deferred: DeferredHandBack | None
     warnings: tuple[str, ...]
-
-
-def handoff_outcome_for(body: str, stopped_reason: str | None, *, rejected: bool) -> HandoffOutcome:
-    """Rejected ⇒ ``rejected`` (with the body); a stop reason ⇒ ``stopped``; else ``success``."""
-    if rejected:
-        return HandoffOutcome(kind="rejected", text=body)
-    if stopped_reason is not None:
-        return HandoffOutcome(kind="stopped", text=stopped_reason)
-    return HandoffOutcome(kind="success", text=body)
-
-
-def finish_handoff(
-    messages: Sequence[object], *, scope_key: str, tool_name: str, body: str, lane: Lane
-) -> list[object]:
-    """A new list: the dispatch's system messages stripped, then ``handoff_resume_text`` as a user message."""
-    stripped = strip_handoff_system_messages(as_messages(messages, lane=lane), scope_key)
-    return [*stripped, user_message(handoff_resume_text(tool_name, body))]
-
-
-def finish_stopped_handoff(
-    messages: Sequence[object] | str, *, scope_key: str, tool_name: str, reason: str, lane: Lane
-) -> list[object]:
-    """A new list: the dispatch's system messages stripped, then ``handoff_stopped_text`` as a user message."""
-    stripped = strip_handoff_system_messages(as_messages(messages, lane=lane), scope_key)
-    return [*stripped, user_message(handoff_stopped_text(tool_name, reason))]
 
 
 def _custom_hand_back(tool_name: str, outcome: HandoffOutcome, marks: TurnMarks) -> tuple[str | None, tuple[str, ...]]:

@@ -5,8 +5,10 @@ hands over a response's calls and the configured tool names or glob patterns, an
 what comes back (one ``toolturn.handoff`` event per handoff call; one ``toolturn.handoff.refused``
 event and count when there are several).
 
-The rule: a call is a handoff when its tool name equals a pattern or matches it as a glob
-(``fnmatch.fnmatchcase``: ``*``, ``?``, ``[...]``, case-sensitive on every platform). One handoff
+The rule, in one function (``matching_pattern``, which the instrumentation calls too): a call is a
+handoff when its tool name equals a pattern or matches it as a glob (``fnmatch.fnmatchcase``:
+``*``, ``?``, ``[...]``, case-sensitive on every platform); the first such pattern, in the order
+configured, is the one it matched (the instrumentation's bounded metric label). One handoff
 can run per response — its body takes over the thread — so a response with more than one is
 refused as a whole: running one of them would be a guess about which the model wanted. Each
 refused call is answered with ``too_many_handoffs_text`` naming every handoff call of the response.
@@ -45,9 +47,18 @@ class HandoffRound:
         return tuple((call, too_many_handoffs_text(call.name, self.names)) for call in self.handoffs)
 
 
+def matching_pattern(name: str, patterns: Sequence[str]) -> str | None:
+    """The first of ``patterns`` that ``name`` equals or matches as a glob; ``None``: not a handoff.
+
+    >>> matching_pattern("agent[1]", ["agent[1]"]), matching_pattern("agent_x", ["explorer", "agent_*"])
+    ('agent[1]', 'agent_*')
+    """
+    return next((pattern for pattern in patterns if name == pattern or fnmatchcase(name, pattern)), None)
+
+
 def is_handoff_tool(name: str, patterns: Sequence[str]) -> bool:
-    """Whether ``name`` equals one of ``patterns`` or matches it as a glob."""
-    return any(name == pattern or fnmatchcase(name, pattern) for pattern in patterns)
+    """Whether ``name`` equals one of ``patterns`` or matches it as a glob (``matching_pattern`` finds one)."""
+    return matching_pattern(name, patterns) is not None
 
 
 def handoff_calls(calls: Sequence[tuple[str, str]], patterns: Sequence[str]) -> HandoffRound:

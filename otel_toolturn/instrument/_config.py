@@ -1,32 +1,41 @@
 """The options of ``init``: keyword first, then its ``OTEL_TOOLTURN_*`` variable, then the default.
 
-Role: one pure resolver (``resolve_options``) from keywords and an environment mapping to one
-frozen ``Options`` value. Reads nothing else; a value it cannot read raises
-``ToolTurnInputError`` naming the option, what arrived and what was expected.
+Role: one resolver (``resolve_options``) from keywords and an environment mapping to one frozen
+``Options`` value. Reads nothing else. A keyword it cannot read raises ``ToolTurnInputError``
+naming the option, what arrived and what was expected: the code is wrong, and says so. A
+variable it cannot read is a logged warning (logger ``otel_toolturn.instrument``) naming the
+variable, what arrived and what was expected, and the default is used, as the OpenTelemetry SDK
+does with a bad ``OTEL_*`` value: a deployment's environment never stops the application.
+Unknown words in ``OTEL_TOOLTURN_PROVIDERS`` are warned about and left out; when none is known,
+the default applies.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.instrument import names
 
 Mode = Literal["repair", "observe"]
 """``repair``: send the repaired view. ``observe``: send the caller's request, report the would-be repairs."""
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
-Provider = Literal["openai", "anthropic"]
-"""The SDKs otel-toolturn patches (also the ``gen_ai.provider.name`` values)."""
+Provider = Literal["openai", "anthropic", "litellm"]
+"""What otel-toolturn instruments: the SDKs it patches (their names are also the ``gen_ai.provider.name``
+values) and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
-    "openai": ("openai.chat_completions", "openai.responses"),
-    "anthropic": ("anthropic.messages",),
+    provider: tuple(lane for lane in LANES if lane.partition(".")[0] == provider) for provider in PROVIDERS
 }
+"""The lanes each provider's SDK speaks: those of ``LANES`` named after it (``<provider>.<api>``)."""
+
+_log = logging.getLogger("otel_toolturn.instrument")
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on", "span_only", "event_only", "span_and_event"})
 _FALSE: Final = frozenset({"", "0", "false", "no", "off", "no_content"})
@@ -41,6 +50,10 @@ class Options:
     providers: tuple[Provider, ...] = PROVIDERS
     max_tool_rounds: int | None = None
     handoff_tools: tuple[str, ...] = ()
+
+
+DEFAULTS: Final = Options()
+"""Every option's default: what an unset or unreadable variable gives."""
 
 
 def _flag(name: str, raw: str) -> bool:
@@ -60,33 +73,86 @@ def _mode(raw: object, source: str) -> Mode:
     raise ToolTurnInputError(f"{source}={raw!r}: expected one of {', '.join(MODES)}")
 
 
-def _providers(raw: Sequence[str], source: str) -> tuple[Provider, ...]:
-    out: list[Provider] = []
-    for word in raw:
-        matched = [p for p in PROVIDERS if p == word]
-        if not matched:
-            raise ToolTurnInputError(f"{source}: {word!r} is not a provider; expected any of {PROVIDERS}")
-        if matched[0] not in out:
-            out.append(matched[0])
-    return tuple(out)
+def _provider(word: str, source: str) -> Provider:
+    for provider in PROVIDERS:
+        if provider == word:
+            return provider
+    raise ToolTurnInputError(f"{source}: {word!r} is not a provider; expected any of {', '.join(PROVIDERS)}")
 
 
 def _rounds(raw: object, source: str) -> int | None:
-    if raw is None:
+    """A positive whole number, or ``None`` (``None`` or a blank string)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    if isinstance(raw, str):
-        if not raw.strip():
-            return None
-        if not raw.strip().isdigit():
-            raise ToolTurnInputError(f"{source}={raw!r}: expected a positive whole number")
-        raw = int(raw.strip())
-    if not isinstance(raw, int) or isinstance(raw, bool) or raw < 1:
-        raise ToolTurnInputError(f"{source}={raw!r}: expected a positive whole number or None")
-    return raw
+    value = int(raw.strip()) if isinstance(raw, str) and raw.strip().isdigit() else raw
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ToolTurnInputError(f"{source}={raw!r}: expected a positive whole number")
+    return value
 
 
 def _words(raw: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in raw.split(",") if w.strip())
+
+
+def _warn(error: ToolTurnInputError, default: object) -> None:
+    """Log an unreadable variable and the value used instead."""
+    _log.warning("otel-toolturn: %s; %r used", error, default)
+
+
+def _env_mode(environ: Mapping[str, str]) -> Mode:
+    raw = environ.get(names.ENV_MODE)
+    if raw is None:
+        return DEFAULTS.mode
+    try:
+        return _mode(raw.strip().lower(), names.ENV_MODE)
+    except ToolTurnInputError as error:
+        _warn(error, DEFAULTS.mode)
+        return DEFAULTS.mode
+
+
+def _env_capture(environ: Mapping[str, str]) -> bool:
+    on = False
+    for variable in (names.ENV_CAPTURE_CONTENT, names.ENV_GENAI_CAPTURE_CONTENT):
+        if variable not in environ:
+            continue
+        try:
+            on = _flag(variable, environ[variable]) or on
+        except ToolTurnInputError as error:
+            _warn(error, DEFAULTS.capture_content)
+    return on
+
+
+def _env_providers(environ: Mapping[str, str]) -> tuple[Provider, ...]:
+    raw = environ.get(names.ENV_PROVIDERS)
+    if raw is None:
+        return DEFAULTS.providers
+    known: list[Provider] = []
+    unknown: list[ToolTurnInputError] = []
+    for word in _words(raw):
+        try:
+            provider = _provider(word, names.ENV_PROVIDERS)
+        except ToolTurnInputError as error:
+            unknown.append(error)
+            continue
+        if provider not in known:
+            known.append(provider)
+    if not known:
+        _warn(
+            ToolTurnInputError(f"{names.ENV_PROVIDERS}={raw!r}: expected any of {', '.join(PROVIDERS)}"),
+            DEFAULTS.providers,
+        )
+        return DEFAULTS.providers
+    for unread in unknown:
+        _log.warning("otel-toolturn: %s; ignored", unread)
+    return tuple(known)
+
+
+def _env_rounds(environ: Mapping[str, str]) -> int | None:
+    try:
+        return _rounds(environ.get(names.ENV_MAX_TOOL_ROUNDS), names.ENV_MAX_TOOL_ROUNDS)
+    except ToolTurnInputError as error:
+        _warn(error, DEFAULTS.max_tool_rounds)
+        return DEFAULTS.max_tool_rounds
 
 
 def resolve_options(
@@ -101,37 +167,21 @@ def resolve_options(
     """Resolve ``init``'s options: a keyword wins over its variable, a variable over the default.
 
     Content capture is on when the keyword, ``OTEL_TOOLTURN_CAPTURE_CONTENT`` or the GenAI
-    instrumentations' ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` says so.
+    instrumentations' ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` says so. A keyword
+    that cannot be read raises ``ToolTurnInputError``; a variable that cannot be read is warned
+    about and its default used (see the module docstring).
     """
-    resolved_mode: Mode = "repair"
-    if mode is not None:
-        resolved_mode = _mode(mode, "mode")
-    elif names.ENV_MODE in environ:
-        resolved_mode = _mode(environ[names.ENV_MODE].strip().lower(), names.ENV_MODE)
-
-    if capture_content is None:
-        capture = any(
-            _flag(var, environ[var])
-            for var in (names.ENV_CAPTURE_CONTENT, names.ENV_GENAI_CAPTURE_CONTENT)
-            if var in environ
-        )
-    else:
-        capture = bool(capture_content)
+    resolved_mode = _mode(mode, "mode") if mode is not None else _env_mode(environ)
+    capture = bool(capture_content) if capture_content is not None else _env_capture(environ)
 
     if providers is not None:
         if isinstance(providers, str):
             raise ToolTurnInputError(f"providers={providers!r}: expected a sequence of provider names")
-        resolved_providers = _providers(providers, "providers")
-    elif names.ENV_PROVIDERS in environ:
-        resolved_providers = _providers(_words(environ[names.ENV_PROVIDERS]), names.ENV_PROVIDERS)
+        resolved_providers = tuple(dict.fromkeys(_provider(word, "providers") for word in providers))
     else:
-        resolved_providers = PROVIDERS
+        resolved_providers = _env_providers(environ)
 
-    rounds = (
-        _rounds(max_tool_rounds, "max_tool_rounds")
-        if max_tool_rounds is not None
-        else _rounds(environ.get(names.ENV_MAX_TOOL_ROUNDS), names.ENV_MAX_TOOL_ROUNDS)
-    )
+    rounds = _rounds(max_tool_rounds, "max_tool_rounds") if max_tool_rounds is not None else _env_rounds(environ)
 
     if handoff_tools is not None:
         if isinstance(handoff_tools, str):

@@ -7,8 +7,8 @@ that the prefix fingerprint and the conversation state (``_conversation``) are m
 An agent resends the same message objects on every turn, one or two more each time. The cache
 remembers the last ``SLOTS`` caller transcripts it digested: their message objects and each
 message's digest. A new transcript whose leading messages are the very same objects, in order,
-takes their digests and digests only the messages after them, so a transcript seen before costs
-one identity comparison (at C speed) plus its new messages, never a pass over all of it in Python.
+takes their digests and digests only the messages after them: a transcript seen before costs one
+identity comparison per message plus the digests of its new messages.
 
 A list derived from the caller's transcript (the law's view, the strip rule's copies) is digested
 from it: the view is read as runs of the caller's objects, in order (the law carries untouched
@@ -44,10 +44,10 @@ LOOKAHEAD: Final = 8
 
 
 _EXTENDING: Final = threading.Lock()
-"""Held while a digest list is extended in place (see ``Seen.digests``)."""
+"""Held while a digest list is extended in place (see ``RememberedTranscript.digests``)."""
 
 
-class Seen:
+class RememberedTranscript:
     """One remembered transcript: its messages and their digests.
 
     ``digests`` may run on past this transcript's messages: an entry and the longer transcripts
@@ -66,7 +66,7 @@ class Seen:
         return self.digests[: len(self.messages)]
 
 
-def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
+def _derived_digests(messages: Sequence[object], source: RememberedTranscript) -> list[bytes]:
     """The digest of each of ``messages``, taken from ``source`` for its very objects (see the module docstring)."""
     objects, known = source.messages, source.digests
     total, known_total = len(messages), len(objects)
@@ -94,17 +94,17 @@ def _derived_digests(messages: Sequence[object], source: Seen) -> list[bytes]:
     return out
 
 
-def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
+def remembered(messages: Sequence[object], match: RememberedTranscript | None) -> RememberedTranscript:
     """The entry of ``messages``: ``match``'s (an entry of their first messages, the very objects) extended.
 
     ``match`` ``None``: every message is digested.
     """
     total = len(messages)
     if match is None:
-        return Seen(tuple(messages), [message_digest(m) for m in messages])
+        return RememberedTranscript(tuple(messages), [message_digest(m) for m in messages])
     known = len(match.messages)
     if known == total:
-        return match if match.messages is messages else Seen(tuple(messages), match.digests)
+        return match if match.messages is messages else RememberedTranscript(tuple(messages), match.digests)
     added = [message_digest(m) for m in messages[known:]]
     with _EXTENDING:
         digests = match.digests
@@ -112,7 +112,7 @@ def remembered(messages: Sequence[object], match: Seen | None) -> Seen:
             digests.extend(added)
         else:  # a longer transcript extended it first: this one branches off
             digests = digests[:known] + added
-    return Seen(tuple(messages), digests)
+    return RememberedTranscript(tuple(messages), digests)
 
 
 class DigestCache:
@@ -120,7 +120,7 @@ class DigestCache:
 
     def __init__(self, slots: int = SLOTS) -> None:
         self._slots = slots
-        self._recent: list[Seen] = []
+        self._recent: list[RememberedTranscript] = []
         self._lock = threading.Lock()
 
     def digests(self, messages: Sequence[object], *, source: Sequence[object] | None = None) -> list[bytes]:
@@ -137,12 +137,12 @@ class DigestCache:
         """``compose.prefix_fingerprint`` of every message of ``messages`` but the last (``source``: as ``digests``)."""
         return prefix_fingerprint(self.digests(messages, source=source)[:-1])
 
-    def _remember(self, messages: Sequence[object]) -> Seen:
+    def _remember(self, messages: Sequence[object]) -> RememberedTranscript:
         """``messages``' entry: from the longest remembered transcript they start with, then remembered."""
         with self._lock:
             recent = list(self._recent)
         total = len(messages)
-        match: Seen | None = None
+        match: RememberedTranscript | None = None
         for candidate in reversed(recent):
             seen = candidate.messages
             if (

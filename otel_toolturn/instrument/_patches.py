@@ -13,6 +13,19 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   (calls ``create``) / ``.parse()`` (patched). Sync and async.
 - anthropic ``messages.create`` (plain and ``stream=True``), ``messages.stream()`` and
   ``messages.parse()`` (each its own request: patched), and the ``beta.messages`` equivalents.
+- litellm: nothing patched; with the ``litellm`` provider enabled, ``patch`` registers otel-toolturn's
+  LiteLLM callback once LiteLLM is imported (``integrations._watch``) and ``unpatch`` removes it.
+
+A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
+law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
+hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
+anthropic, the ``httpx2`` client's ``send``), make the record, count the request and make its
+span current for the send. A call the SDK refuses before sending (the anthropic SDK's
+"Streaming is required" for a large non-streamed ``max_tokens``, a missing ``model``, a body it
+cannot encode) and a ``stream()`` manager never entered start no span and count nothing; the
+SDK's exception reaches the caller unchanged. An async call likewise: a coroutine never run
+records nothing. A transcript the law cannot read as the SDK would send it
+(``_request.materialise``) goes to the SDK exactly as written, unrecorded.
 
 Never breaking the host call: everything otel-toolturn does around the SDK call is guarded; on
 any failure it is counted, logged at debug, and the call proceeds as uninstrumented. The SDK's
@@ -24,9 +37,10 @@ a bound copy of it was still held passes straight through.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any, Final, Literal, cast
 
 import wrapt
@@ -34,15 +48,17 @@ from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._pending import PENDING, PendingCall
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch
-from otel_toolturn.instrument._record import CallRecord, adopting_record, current_genai_span
-from otel_toolturn.instrument._request import materialise, prepare_request
+from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
+from otel_toolturn.integrations._watch import unwatch_litellm, watch_litellm
 
-Kind = Literal["call", "stream_manager", "sdk_span"]
+Kind = Literal["call", "stream_manager", "sdk_span", "send"]
 """``call``: returns the response (or a stream, or a raw response). ``stream_manager``: returns a
-manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty)."""
+manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty).
+``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,7 +90,7 @@ def _targets(
             method=method,
             lane=lane,
             kind=kind,
-            is_async=is_async and kind == "call",
+            is_async=is_async and kind in {"call", "send"},
         )
         for method, kind in methods.items()
         for owner, is_async in zip(owners, (False, True), strict=True)
@@ -83,6 +99,8 @@ def _targets(
 
 _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
 _ANTHROPIC: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call", "stream": "stream_manager"}
+_SEND_REQUEST: Final[Mapping[str, Kind]] = {"_send_request": "send"}
+_HTTP_SEND: Final[Mapping[str, Kind]] = {"send": "send"}
 
 TARGETS: Final[tuple[Target, ...]] = (
     *_targets(
@@ -118,6 +136,10 @@ TARGETS: Final[tuple[Target, ...]] = (
         kind="sdk_span",
         is_async=False,
     ),
+    *_targets(
+        "openai", "openai._base_client", ("SyncAPIClient", "AsyncAPIClient"), "openai.chat_completions", _SEND_REQUEST
+    ),
+    *_targets("anthropic", "httpx2", ("Client", "AsyncClient"), "anthropic.messages", _HTTP_SEND),
 )
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
 
@@ -163,63 +185,62 @@ def _server_address(instance: object) -> str | None:
     return host if isinstance(host, str) else None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Begun:
-    record: CallRecord
-    kwargs: dict[str, object]
-
-
-def _sdk_makes_span(target: Target, instance: object) -> bool:
-    """Whether the SDK will start its own call span for this call (the anthropic SDK does when tracing)."""
-    if target.provider != "anthropic" or current_genai_span() is not None:
-        return False
-    return getattr(getattr(instance, "_client", None), "_tracer", None) is not None
-
-
-def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> _Begun | None:
-    """The request hook: decide, start the record, record the request. ``None`` ⇒ proceed uninstrumented."""
+def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
+    """The request hook: decide what is sent; the record waits for the send. ``None`` ⇒ proceed uninstrumented."""
     try:
-        model = kwargs.get("model")
-        record = CallRecord(
+        decided = decide_request(kwargs, lane=target.lane, options=telemetry.options, scope=current_scope())
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("law", exc)
+        return None
+    try:
+        return PendingCall(
             telemetry,
-            defer_span=_sdk_makes_span(target, instance),
             lane=target.lane,
             provider=target.provider,
-            requested_model=model if isinstance(model, str) else None,
+            decided=decided,
+            caller_kwargs=kwargs,
             server_address=_server_address(instance),
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
         return None
-    try:
-        prepared = prepare_request(
-            kwargs,
-            lane=target.lane,
-            options=telemetry.options,
-            scope=current_scope(),
-            receipt=record.recording,
-        )
-    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-        telemetry.error("law", exc)
-        record.finish()
-        return None
-    try:
-        record.request(prepared)
-    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-        telemetry.error("request", exc)
-    return _Begun(record=record, kwargs=prepared.kwargs)
 
 
-def _watched(telemetry: Telemetry, target: Target, record: CallRecord, result: object) -> object:
-    """Hand back ``result`` watched; on any failure, the result itself."""
+def _watched(telemetry: Telemetry, target: Target, call: PendingCall, result: object) -> object:
+    """Hand back ``result`` watched; a call never sent (a middleware's answer) or any failure: the result itself."""
+    if target.kind == "stream_manager":
+        try:
+            return StreamManagerProxy(result, call)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("response", exc)
+            return result
+    record = call.record
+    if record is None:
+        return result
     try:
-        if target.kind == "stream_manager":
-            return StreamManagerProxy(result, record)
         return watch(result, record, STATE.types[target.provider])
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
         record.finish()
         return result
+
+
+def _materialised(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) -> Materialised:
+    """``materialise``, guarded: a failure of its own sends the caller's arguments as they are, unrecorded."""
+    try:
+        return materialise(kwargs, target.lane)
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("request", exc)
+        return Materialised(kwargs=kwargs, readable=False)
+
+
+def _law_reads(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) -> bool:
+    """``law_reads``, guarded (a failure of its own: the call is not recorded)."""
+    try:
+        return law_reads(kwargs, target.lane)
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("request", exc)
+        return False
 
 
 def _sync_wrapper(target: Target) -> Callable[..., object]:
@@ -229,47 +250,68 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
-        kwargs = materialise(kwargs, target.lane)
-        begun = _begin(telemetry, target, instance, kwargs)
-        if begun is None:
-            return wrapped(*args, **kwargs)
+        materialised = _materialised(telemetry, target, kwargs)
+        if not materialised.readable:
+            return wrapped(*args, **materialised.kwargs)
+        call = _begin(telemetry, target, instance, materialised.kwargs)
+        if call is None:
+            return wrapped(*args, **materialised.kwargs)
         token = _INSIDE.set(True)
         try:
-            with begun.record.current():
-                result = wrapped(*args, **begun.kwargs)
+            with call.sending():
+                result = wrapped(*args, **call.kwargs)
         except BaseException as exc:
-            begun.record.finish(exc)
+            call.failed(exc)
             raise
         finally:
             _INSIDE.reset(token)
-        return _watched(telemetry, target, begun.record, result)
+        return _watched(telemetry, target, call, result)
 
     return wrapper
+
+
+async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
+    telemetry: Telemetry,
+    target: Target,
+    wrapped: Callable[..., Awaitable[object]],
+    instance: object,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> object:
+    """An async call, once it runs: everything the sync wrapper does, started at the first step.
+
+    A coroutine closed, collected or cancelled before its first step therefore starts no span and
+    counts nothing, nor does one cancelled before the SDK sends; one cancelled while the request
+    is in flight ends its span once, as an error.
+    """
+    materialised = _materialised(telemetry, target, kwargs)
+    if not materialised.readable:
+        return await wrapped(*args, **materialised.kwargs)
+    call = _begin(telemetry, target, instance, materialised.kwargs)
+    if call is None:
+        return await wrapped(*args, **materialised.kwargs)
+    token = _INSIDE.set(True)
+    try:
+        with call.sending():
+            result = await wrapped(*args, **call.kwargs)
+    except BaseException as exc:
+        call.failed(exc)
+        raise
+    finally:
+        _INSIDE.reset(token)
+    return _watched(telemetry, target, call, result)
 
 
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
-        if telemetry is None or _INSIDE.get():
+        if telemetry is None or _INSIDE.get() or not _law_reads(telemetry, target, kwargs):
             return wrapped(*args, **kwargs)
-        kwargs = materialise(kwargs, target.lane)
-        begun = _begin(telemetry, target, instance, kwargs)
-        if begun is None:
-            return wrapped(*args, **kwargs)
-
-        async def call() -> object:
-            token = _INSIDE.set(True)
-            try:
-                with begun.record.current():
-                    result = await wrapped(*args, **begun.kwargs)
-            except BaseException as exc:
-                begun.record.finish(exc)
-                raise
-            finally:
-                _INSIDE.reset(token)
-            return _watched(telemetry, target, begun.record, result)
-
-        return call()
+        call = cast("CoroutineType[Any, Any, object]", _run_async(telemetry, target, wrapped, instance, args, kwargs))
+        # named as the SDK's own coroutine, so a caller's "never awaited" warning reads as without us
+        call.__name__ = getattr(wrapped, "__name__", call.__name__)
+        call.__qualname__ = getattr(wrapped, "__qualname__", call.__qualname__)
+        return call
 
     return wrapper
 
@@ -277,23 +319,69 @@ def _async_wrapper(target: Target) -> Callable[..., object]:
 def _sdk_span_wrapper(
     wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> object:
-    """The SDK started its own call span: a call waiting for it records onto it instead of its own."""
+    """The SDK started its own call span: the pending call will record onto it instead of its own."""
     del instance
     span = wrapped(*args, **kwargs)
-    telemetry = STATE.telemetry
-    record = adopting_record()
-    if span is None or record is None or telemetry is None:
+    call = PENDING.get()
+    if span is None or call is None:
         return span
     try:
-        return record.adopt(cast("Span", span))
+        return call.keep_sdk_span(cast("Span", span))
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-        telemetry.error("span", exc)
+        call.telemetry.error("span", exc)
         return span
+
+
+def _pending_of(provider: Provider) -> PendingCall | None:
+    """The call of ``provider``'s SDK waiting for its send in this context (another SDK's call: ``None``)."""
+    call = PENDING.get()
+    return call if call is not None and call.provider == provider else None
+
+
+def _send_wrapper(target: Target) -> Callable[..., object]:
+    def wrapper(
+        wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> object:
+        """The SDK sends one HTTP request: the pending call is recorded (on its first send) and its span current."""
+        del instance
+        call = _pending_of(target.provider)
+        record = call.sent() if call is not None else None
+        if record is None:
+            return wrapped(*args, **kwargs)
+        with record.current():
+            return wrapped(*args, **kwargs)
+
+    return wrapper
+
+
+async def _send_async(
+    call: PendingCall, wrapped: Callable[..., Awaitable[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """An async send, once it runs: as ``_send_wrapper``."""
+    record = call.sent()
+    if record is None:
+        return await wrapped(*args, **kwargs)
+    with record.current():
+        return await wrapped(*args, **kwargs)
+
+
+def _async_send_wrapper(target: Target) -> Callable[..., object]:
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """The async SDK sends one HTTP request: recorded when the send runs (see ``_send_wrapper``)."""
+        del instance
+        call = _pending_of(target.provider)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        return _send_async(call, wrapped, args, kwargs)
+
+    return wrapper
 
 
 def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "sdk_span":
         return _sdk_span_wrapper
+    if target.kind == "send":
+        return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
 
 
@@ -312,11 +400,14 @@ def patch(telemetry: Telemetry) -> None:
             continue
         setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
         STATE.originals.append((owner, target.method, original))
+    if "litellm" in telemetry.options.providers:
+        watch_litellm()
 
 
 def unpatch() -> None:
     """Restore every patched method to the very object it was before ``patch``."""
     STATE.telemetry = None
+    unwatch_litellm()
     while STATE.originals:
         owner, method, original = STATE.originals.pop()
         setattr(owner, method, original)

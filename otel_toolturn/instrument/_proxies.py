@@ -9,11 +9,18 @@ call is finished exactly once on the first of: exhaustion, an exception, ``close
 exit, the HTTP response being closed through ``.response``, or the proxy being collected unread
 (``weakref.finalize``).
 
+Who ended a stream is stated to the record: the SDK's iteration ending (exhaustion) or raising an
+``Exception`` (a connection cut, a timeout, an error frame) is the provider's stream ending, torn
+when it came before the lane's final frame; ``close()``, context exit, closing ``.response``,
+collection, and a read cancelled or interrupted (a ``BaseException`` that is not an
+``Exception``) are the caller's stop (``caller_closed``): closed early, never torn.
+
 - ``StreamProxy`` / ``AsyncStreamProxy``: the SDKs' ``Stream`` / ``AsyncStream``.
 - ``RawResponseProxy``: ``with_raw_response`` / ``with_streaming_response`` results; ``parse()``
   hands back the parsed object, watched in turn (a stream is proxied; a whole response checked).
-- ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; on entry the SDK's own
-  ``MessageStream`` is returned, reading its events through a ``StreamProxy``.
+- ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; the call is sent on entry,
+  and recorded then (``_pending``); the SDK's own ``MessageStream`` is returned, reading its
+  events through a ``StreamProxy``.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Any, cast
 
 import wrapt
 
+from otel_toolturn.instrument._pending import PendingCall
 from otel_toolturn.instrument._record import CallRecord
 
 
@@ -45,9 +53,14 @@ def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
         record.finish()
 
 
-def _finalize(proxy: object, callback: Callable[..., None], *args: object) -> None:
-    finalizer = weakref.finalize(proxy, callback, *args)
+def _finalize(proxy: object, callback: Callable[..., None], *args: object, **kwargs: object) -> None:
+    finalizer = weakref.finalize(proxy, callback, *args, **kwargs)
     finalizer.atexit = False
+
+
+def _read_failed(record: CallRecord, exc: BaseException) -> None:
+    """The SDK's read raised ``exc``: an ``Exception`` ends the provider's stream; anything else is the caller's."""
+    record.finish(exc, caller_closed=not isinstance(exc, Exception))
 
 
 def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
@@ -73,13 +86,13 @@ class _ClosingResponse(wrapt.ObjectProxy[Any]):
         try:
             return self.__wrapped__.close()
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
     async def aclose(self) -> object:
         try:
             return await self.__wrapped__.aclose()
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
 
 class StreamProxy(wrapt.ObjectProxy[Any]):
@@ -89,7 +102,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_record = record
         record.start_stream()
-        _finalize(self, record.finish)
+        _finalize(self, record.finish, caller_closed=True)
 
     @property
     def response(self) -> object:
@@ -112,19 +125,19 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         except GeneratorExit:
             raise
         except BaseException as exc:
-            record.finish(exc)
+            _read_failed(record, exc)
             raise
         record.finish()
 
     def __next__(self) -> object:
-        record = self._self_record  # each attribute read on a proxy is a full lookup: one each
+        record = self._self_record
         try:
             event = self.__wrapped__.__next__()
         except StopIteration:
             record.finish()
             raise
         except BaseException as exc:
-            record.finish(exc)
+            _read_failed(record, exc)
             raise
         record.feed(event)
         return event
@@ -139,13 +152,13 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         try:
             return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
     def close(self) -> object:
         try:
             return self.__wrapped__.close()
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
 
 class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
@@ -155,7 +168,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_record = record
         record.start_stream()
-        _finalize(self, record.finish)
+        _finalize(self, record.finish, caller_closed=True)
 
     @property
     def response(self) -> object:
@@ -174,7 +187,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         except GeneratorExit:
             raise
         except BaseException as exc:
-            record.finish(exc)
+            _read_failed(record, exc)
             raise
         record.finish()
 
@@ -186,7 +199,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
             record.finish()
             raise
         except BaseException as exc:
-            record.finish(exc)
+            _read_failed(record, exc)
             raise
         record.feed(event)
         return event
@@ -201,13 +214,13 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         try:
             return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
     async def close(self) -> object:
         try:
             return await self.__wrapped__.close()
         finally:
-            self._self_record.finish()
+            self._self_record.finish(caller_closed=True)
 
 
 class RawResponseProxy(wrapt.ObjectProxy[Any]):
@@ -245,17 +258,14 @@ class RawResponseProxy(wrapt.ObjectProxy[Any]):
         result = self.__wrapped__.close()
         if inspect.isawaitable(result):
             return self._self_close_later(result)
-        self._self_record.finish()
+        self._self_record.finish(caller_closed=True)
         return result
 
     async def _self_close_later(self, result: Awaitable[object]) -> object:
         try:
             return await result
         finally:
-            self._self_record.finish()
-
-
-StreamHook = Callable[[object, CallRecord], None]
+            self._self_record.finish(caller_closed=True)
 
 
 def swap_raw_stream(stream: object, record: CallRecord) -> None:
@@ -266,28 +276,33 @@ def swap_raw_stream(stream: object, record: CallRecord) -> None:
 
 
 class StreamManagerProxy(wrapt.ObjectProxy[Any]):
-    """An Anthropic ``MessageStreamManager`` / ``AsyncMessageStreamManager``, watched on entry."""
+    """An Anthropic ``MessageStreamManager`` / ``AsyncMessageStreamManager``: the call is sent, and recorded, on entry.
 
-    def __init__(self, wrapped: object, record: CallRecord) -> None:
+    The request was decided when ``stream()`` was called; the SDK sends it only on entry, so a
+    manager never entered records nothing.
+    """
+
+    def __init__(self, wrapped: object, call: PendingCall) -> None:
         super().__init__(wrapped)
-        self._self_record = record
-        self._self_streaming: list[bool] = []
-        _finalize(self, _finish_unless_streaming, record, self._self_streaming)
+        self._self_call = call
 
     def _self_entered(self, stream: object) -> object:
-        self._self_streaming.append(True)
+        record = self._self_call.record
+        if record is None:
+            return stream
         try:
-            swap_raw_stream(stream, self._self_record)
+            swap_raw_stream(stream, record)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self._self_record.telemetry.error("stream", exc)
+            record.telemetry.error("stream", exc)
         return stream
 
     def __enter__(self) -> object:
+        call = self._self_call
         try:
-            with self._self_record.current():
+            with call.sending():
                 stream = self.__wrapped__.__enter__()
         except BaseException as exc:
-            self._self_record.finish(exc)
+            call.failed(exc)
             raise
         return self._self_entered(stream)
 
@@ -297,14 +312,15 @@ class StreamManagerProxy(wrapt.ObjectProxy[Any]):
         try:
             return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
         finally:
-            self._self_record.finish()
+            self._self_call.finish()
 
     async def __aenter__(self) -> object:
+        call = self._self_call
         try:
-            with self._self_record.current():
+            with call.sending():
                 stream = await self.__wrapped__.__aenter__()
         except BaseException as exc:
-            self._self_record.finish(exc)
+            call.failed(exc)
             raise
         return self._self_entered(stream)
 
@@ -314,4 +330,4 @@ class StreamManagerProxy(wrapt.ObjectProxy[Any]):
         try:
             return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
         finally:
-            self._self_record.finish()
+            self._self_call.finish()

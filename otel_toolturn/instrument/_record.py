@@ -7,14 +7,16 @@ read, the stream exhausted, ``break``/``close()``/context exit, an exception, or
 being collected unread.
 
 The span: one GenAI inference span ``chat {model}`` (CLIENT) per call, made current while the
-request is sent. Never a second span for the same call:
+request is sent. The patches make a call's record only when the SDK sends it (``_pending``), in
+the context of the call, so a call never sent has no record at all. Never a second span for the
+same call:
 
 - another GenAI instrumentation's span current at the call: the attributes and events go onto
   it, and ending it is left to its owner;
 - the SDK's own call span (the anthropic SDK starts one inside the request when its client has a
-  tracer): the record waits (``deferred``, buffering what it records), adopts that span when the
-  SDK starts it (``adopt``), and holds the SDK's ``end`` until the response is recorded; a record
-  whose SDK span never came starts its own, dated from the call's start.
+  tracer): the record adopts it (``adopt``) and holds the SDK's ``end`` until the response is
+  recorded (``held_end``). A record made ``deferred`` waits for that span, buffering what it
+  records; one whose SDK span never came starts its own, dated from the call's start.
 
 The cost of one record is OpenTelemetry's own work, called as few times as the contract allows:
 our own span's attributes are given at its start and, the rest, in one ``set_attributes`` just
@@ -29,8 +31,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from contextvars import ContextVar, Token
-from fnmatch import fnmatchcase
+from contextvars import Token
 from types import TracebackType
 from typing import Protocol, cast
 
@@ -43,11 +44,12 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
+from otel_toolturn.handoff._detect import matching_pattern
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Provider
 from otel_toolturn.instrument._request import PreparedRequest
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
-from otel_toolturn.streams._report import InputTransformation, StreamedCall, StreamObserver, StreamReport
+from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
 
 
 class _ObserverFor(Protocol):
@@ -79,38 +81,37 @@ def current_genai_span() -> Span | None:
     return span
 
 
-_ADOPTING: ContextVar[CallRecord | None] = ContextVar("otel_toolturn_adopting", default=None)
+def handoff_tool_shown(name: str) -> str:
+    """A tool name as the handoff events carry it: control characters replaced, at most ``HANDOFF_TOOL_MAX_LENGTH``.
 
-
-def adopting_record() -> CallRecord | None:
-    """The call whose request is being sent in this context and waits for the SDK's own span."""
-    record = _ADOPTING.get()
-    return record if record is not None and record.deferred else None
+    A control character (C0, DEL, C1) becomes U+FFFD; a name longer than the limit keeps its first
+    ``HANDOFF_TOOL_MAX_LENGTH - 1`` characters and ends with ``…``.
+    """
+    limit = names.HANDOFF_TOOL_MAX_LENGTH
+    long = len(name) > limit
+    kept = name[: limit - 1] if long else name
+    shown = "".join("\ufffd" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in kept)
+    return shown + "\u2026" if long else shown
 
 
 class _Current:
-    """``CallRecord.current``: the call's own span current (or the record offered for adoption) inside."""
+    """``CallRecord.current``: the call's own span current inside (a span owned by another: unchanged)."""
 
-    __slots__ = ("_adopting", "_record", "_token")
+    __slots__ = ("_record", "_token")
 
     def __init__(self, record: CallRecord) -> None:
         self._record = record
         self._token: Token[Context] | None = None
-        self._adopting: Token[CallRecord | None] | None = None
 
     def __enter__(self) -> None:
         record = self._record
-        if record.deferred:
-            self._adopting = _ADOPTING.set(record)
-        elif record.span is not None and record.owns_span:
+        if record.span is not None and record.owns_span:
             self._token = context_api.attach(record.span_context())
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._adopting is not None:
-            _ADOPTING.reset(self._adopting)
-        elif self._token is not None:
+        if self._token is not None:
             context_api.detach(self._token)
 
 
@@ -146,6 +147,7 @@ class CallRecord:
         requested_model: str | None,
         server_address: str | None,
         defer_span: bool = False,
+        started_ns: int | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
@@ -165,10 +167,10 @@ class CallRecord:
         """Attributes for a span of ours (or one still to come), set in one call just before it ends."""
         self._pending: list[tuple[str, Attributes]] | None = [] if defer_span else None
         self._stashed_end: tuple[Span, int | None] | None = None
+        self._start_ns = started_ns or (time.time_ns() if defer_span else 0)
+        """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
-            self._start_ns = time.time_ns()
             return
-        self._start_ns = 0
         adopted = current_genai_span()
         if adopted is not None:
             self.span = adopted
@@ -234,7 +236,7 @@ class CallRecord:
         self._context = None
         self.telemetry.set_attributes(span, {names.LANE: self.lane, names.MODE: self.telemetry.options.mode, **held})
         self._replay(pending)
-        return cast("Span", _HeldEndSpan(span, self))
+        return held_end(span, self)
 
     def hold_end(self, span: Span, end_time: int | None) -> bool:
         """Called by the SDK span's ``end``: hold it until ``finish`` (``False``: already finished, end now)."""
@@ -262,11 +264,7 @@ class CallRecord:
         tel.events(span, name, batch, self.span_context() if span is not None and tel.logs else None)
 
     def current(self) -> _Current:
-        """While the request is sent: make this call's own span current, or wait for the SDK's span.
-
-        A deferred record is offered, through a context variable, to the SDK's span hook
-        (``adopting_record``); a record with its own span makes it the current span.
-        """
+        """While the request is sent: make this call's own span the current span (if it has one)."""
         return _Current(self)
 
     # --- request ---------------------------------------------------------------------------------
@@ -419,6 +417,9 @@ class CallRecord:
                 attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
         if report.torn:
             attributes[names.STREAM_TORN] = True
+        elif report.closed_early:
+            attributes[names.STREAM_CLOSED_EARLY] = True
+            attributes[names.STREAM_CLOSED_EARLY_UNFINISHED] = report.unfinished.count if report.unfinished else 0
         if attributes is not self._held:
             tel.set_attributes(self.span, attributes)
         for drop in report.drops:
@@ -511,43 +512,53 @@ class CallRecord:
     def calls_seen(self, calls: tuple[StreamedCall, ...]) -> None:
         """The hook point where a response's whole calls are seen: handoff events are emitted here.
 
-        A call whose name matches a ``handoff_tools`` pattern (a name or a glob) is a handoff call:
-        each gives a ``toolturn.handoff`` event and counter point. A response with more than one
-        gives, before those, one ``toolturn.handoff.refused`` event and counter point.
+        A call is a handoff call when ``matching_pattern`` finds its ``handoff_tools`` pattern (the
+        handoff package's own rule): each gives a ``toolturn.handoff`` event and a counter point
+        labelled with the pattern it matched. A response with more than one gives, before those,
+        one ``toolturn.handoff.refused`` event and counter point. Tool names reach events only,
+        through ``handoff_tool_shown``.
         """
         patterns = self.telemetry.options.handoff_tools
         if not patterns or not calls:
             return
         try:
-            handoffs = [c for c in calls if any(fnmatchcase(c.name, p) for p in patterns)]
+            handoffs = [
+                (call, pattern) for call in calls if (pattern := matching_pattern(call.name, patterns)) is not None
+            ]
             if len(handoffs) > 1:
                 self._event(
                     names.EVENT_HANDOFF_REFUSED,
                     {
                         names.HANDOFF_COUNT: len(handoffs),
-                        names.HANDOFF_TOOL: tuple(c.name for c in handoffs),
-                        names.HANDOFF_CALL_ID: tuple(c.call_id for c in handoffs),
+                        names.HANDOFF_TOOL: tuple(handoff_tool_shown(c.name) for c, _ in handoffs),
+                        names.HANDOFF_PATTERN: tuple(pattern for _, pattern in handoffs),
+                        names.HANDOFF_CALL_ID: tuple(c.call_id for c, _ in handoffs),
                         names.LANE: self.lane,
                     },
                 )
                 self.telemetry.add(names.HANDOFFS_REFUSED, 1, self._labels.base)
-            for call in handoffs:
+            for call, pattern in handoffs:
                 self._event(
                     names.EVENT_HANDOFF,
                     {
-                        names.HANDOFF_TOOL: call.name,
+                        names.HANDOFF_TOOL: handoff_tool_shown(call.name),
+                        names.HANDOFF_PATTERN: pattern,
                         names.HANDOFF_CALL_ID: call.call_id,
                         names.LANE: self.lane,
                     },
                 )
-            for tool, count in Counter(c.name for c in handoffs).items():
-                self.telemetry.add(names.HANDOFFS, count, self._labels.with_((names.HANDOFF_TOOL, tool)))
+            for pattern, count in Counter(pattern for _, pattern in handoffs).items():
+                self.telemetry.add(names.HANDOFFS, count, self._labels.with_((names.HANDOFF_PATTERN, pattern)))
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("handoff", exc)
 
     # --- the end ---------------------------------------------------------------------------------
-    def finish(self, error: BaseException | None = None) -> None:
+    def finish(self, error: BaseException | None = None, *, caller_closed: bool = False) -> None:
         """End the call once: close the stream's report (if any), record the error, end the span.
+
+        ``caller_closed``: the caller stopped reading (``close()``, context exit, collection,
+        cancellation), not the provider's stream ending; a stream without its final frame then
+        reads as closed early, never torn (``streams.closed_by_caller``).
 
         A record still waiting for the SDK's span starts its own now, so nothing recorded is lost.
         Our own span gets its held attributes in one call, then ends. A held SDK span end is
@@ -560,7 +571,8 @@ class CallRecord:
             observer, self.observer = self.observer, None
         if observer is not None:
             try:
-                self.report(observer.finish())
+                report = observer.finish()
+                self.report(closed_by_caller(report) if caller_closed else report)
             except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
                 self.telemetry.error("stream", exc)
         if self._pending is not None:
@@ -586,13 +598,24 @@ class CallRecord:
             self.telemetry.error("span", exc)
 
 
+class EndHolder(Protocol):
+    """What holds an SDK span's ``end``: ``hold_end`` says whether it keeps it (``False``: end now)."""
+
+    def hold_end(self, span: Span, end_time: int | None) -> bool: ...
+
+
+def held_end(span: Span, holder: EndHolder) -> Span:
+    """``span`` as handed back to the SDK: its ``end`` goes to ``holder`` first (see ``CallRecord.hold_end``)."""
+    return cast("Span", _HeldEndSpan(span, holder))
+
+
 class _HeldEndSpan(wrapt.ObjectProxy[Span]):
     """The SDK's own call span, handed back to the SDK: its ``end`` waits for the call's ``finish``."""
 
-    def __init__(self, span: Span, record: CallRecord) -> None:
+    def __init__(self, span: Span, holder: EndHolder) -> None:
         super().__init__(span)
-        self._self_record = record
+        self._self_holder = holder
 
     def end(self, end_time: int | None = None) -> None:
-        if not self._self_record.hold_end(self.__wrapped__, end_time):
+        if not self._self_holder.hold_end(self.__wrapped__, end_time):
             self.__wrapped__.end(end_time)

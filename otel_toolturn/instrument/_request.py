@@ -4,8 +4,12 @@ Role: converts and calls the core; decides nothing itself. No OpenTelemetry here
 ``PreparedRequest`` is a value the recording half (``_record``) turns into telemetry. The stages,
 in order, each on the call's input as it stands at this call (nothing remembered decides the wire):
 
-1. **materialise** (``materialise``, called by the patch first): a one-shot iterable (transcript,
-   tools, system blocks) is read once into a list before anything reads it;
+1. **materialise** (``materialise``, called by the patch first, when the call runs): a value the
+   SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``)
+   is read once, the same way, and the list sent on; a transcript the law cannot read as the SDK
+   would send it (a dict, ``None``, a number, a string outside Responses, a generator where the
+   SDK takes only a list) and an iteration that raises make the call go out exactly as the caller
+   wrote it, unrecorded, so the caller meets the SDK's own outcome;
 2. **strip** (``compose.strip_framework_fields``): library-only fields leave the transcript's
    messages (copies; the caller's objects are never mutated);
 3. **law** (``_law.ensure_tool_turn_invariants``) on the stripped transcript: the view and its repairs;
@@ -20,17 +24,23 @@ in order, each on the call's input as it stands at this call (nothing remembered
    Their digests come from ``DIGESTS``, a telemetry cache (``_digests``). A failure here never
    changes the decision: it is handed to the recording half to count.
 
-A failure in stages 2 to 4 (the law refusing its input) raises to the caller of
-``prepare_request``, which proceeds uninstrumented.
+``decide_request`` runs stages 2 to 4, before the SDK call (they decide what is sent);
+``record_sent`` runs stage 5 once the SDK sends, so a call the SDK refuses before sending leaves
+no trace in the conversation state; ``prepare_request`` runs both at once. A failure in stages 2
+to 4 (the law refusing its input) raises to the caller, which proceeds uninstrumented.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
+import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import UserString
+from collections.abc import Iterable, Iterator, Mapping, MappingView, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal, cast
 
 from otel_toolturn import _law, compose
 from otel_toolturn._law import ToolTurnView
@@ -77,20 +87,92 @@ class PreparedRequest:
     """Errors of the record stage (the decision stands; the recording half counts them)."""
 
 
-def materialise(kwargs: dict[str, object], lane: Lane) -> dict[str, object]:
-    """``kwargs`` with one-shot iterables (transcript, tools, system blocks) read once into lists.
+Listing = Literal["openai_iterable", "openai_list", "anthropic"]
+"""How an SDK reads a parameter's value into a JSON array before it sends it.
 
-    Lists, tuples, strings and mappings are kept as they are; the caller's objects are not touched.
+``openai_iterable`` (openai, ``Iterable[...]`` parameters): any iterable but a string or a dict.
+``openai_list`` (openai, ``List[...]`` parameters): nothing; a list or tuple is encoded as it is,
+anything else is left to the JSON encoder (which refuses a generator or a set). ``anthropic``
+(every body parameter): sequences, sets, dict views and iterators, never a mapping, a string,
+bytes or a file.
+"""
+
+LISTINGS: Final[Mapping[Lane, Mapping[str, Listing]]] = {
+    "anthropic.messages": {"messages": "anthropic", "system": "anthropic", "tools": "anthropic"},
+    "openai.chat_completions": {"messages": "openai_iterable", "tools": "openai_iterable"},
+    "openai.responses": {"input": "openai_list", "tools": "openai_iterable"},
+}
+"""Per lane, the parameters the request hook reads and how the lane's SDK lists each (its own order)."""
+
+_NOT_LISTED_BY_ANTHROPIC: Final = (str, bytes, bytearray, memoryview, UserString, Mapping, io.IOBase, os.PathLike)
+
+
+def sdk_lists(value: object, listing: Listing) -> bool:
+    """Whether the SDK reads ``value`` into a new list (a list or tuple needs no reading: ``False``)."""
+    if isinstance(value, (list, tuple)):
+        return False
+    if listing == "openai_iterable":
+        return isinstance(value, Iterable) and not isinstance(value, (str, dict))
+    if listing == "openai_list":
+        return False
+    return not isinstance(value, _NOT_LISTED_BY_ANTHROPIC) and isinstance(
+        value, (Sequence, AbstractSet, MappingView, Iterator)
+    )
+
+
+def law_reads(kwargs: Mapping[str, object], lane: Lane) -> bool:
+    """Whether the law can read the transcript the SDK would send, without reading it.
+
+    Readable: a list or tuple (or a string in Responses) as it is, or once the SDK would have
+    listed it (see ``materialise``).
+    """
+    key = MESSAGES_KEY[lane]
+    value = kwargs.get(key)
+    return _readable(value, lane) or sdk_lists(value, LISTINGS[lane][key])
+
+
+def _readable(value: object, lane: Lane) -> bool:
+    return isinstance(value, (list, tuple)) or (lane == "openai.responses" and isinstance(value, str))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Materialised:
+    """The call's keyword arguments once read as the SDK would read them, and whether the law reads them."""
+
+    kwargs: dict[str, object]
+    readable: bool
+    """``False``: send ``kwargs`` as they are and record nothing (the SDK decides what becomes of them)."""
+
+
+def _replay(items: list[object], error: Exception) -> Iterator[object]:
+    """The items read before ``error``, then ``error``: the SDK meets the caller's failure where it would."""
+    yield from items
+    raise error
+
+
+def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
+    """``kwargs`` with every value the SDK would list (``LISTINGS``) read once into a list, as the SDK would.
+
+    The caller's dict and objects are never mutated; nothing to list gives back ``kwargs`` itself.
+    An iteration that raises leaves a replay of it in place (what was read, then the same error)
+    and ``readable=False``, so the SDK meets the caller's error as it would without
+    instrumentation. A transcript the law cannot read (``law_reads``) is ``readable=False`` too.
     """
     out = kwargs
-    for key in (MESSAGES_KEY[lane], "tools", "system"):
+    for key, listing in LISTINGS[lane].items():
         value = kwargs.get(key)
-        if value is None or isinstance(value, (list, tuple, str, Mapping)) or not isinstance(value, Iterable):
+        if not sdk_lists(value, listing):
             continue
+        items: list[object] = []
+        try:
+            for item in cast("Iterable[object]", value):
+                items.append(item)  # noqa: PERF402 - keeps what was read when the iteration raises
+        except Exception as error:  # noqa: BLE001 - the caller's error, handed to the SDK to raise
+            return Materialised(kwargs={**out, key: _replay(items, error)}, readable=False)
         if out is kwargs:
             out = dict(kwargs)
-        out[key] = list(value)
-    return out
+        out[key] = items
+    return Materialised(kwargs=out, readable=_readable(out.get(MESSAGES_KEY[lane]), lane))
 
 
 def _withheld(
@@ -122,11 +204,23 @@ def prepare_request(
     scope: compose.ToolsWithheld | None,
     receipt: bool,
 ) -> PreparedRequest:
-    """Decide what this call sends (the module's stages); ``receipt`` asks for the fingerprints."""
+    """Decide what this call sends and record it (the module's stages); ``receipt`` asks for the fingerprints."""
+    decided = decide_request(kwargs, lane=lane, options=options, scope=scope)
+    return record_sent(decided, kwargs, lane=lane, options=options, receipt=receipt)
+
+
+def decide_request(
+    kwargs: dict[str, object],
+    *,
+    lane: Lane,
+    options: Options,
+    scope: compose.ToolsWithheld | None,
+) -> PreparedRequest:
+    """What this call sends (stages 2 to 4), without its receipt or its conversation's findings."""
     key = MESSAGES_KEY[lane]
     messages = kwargs.get(key)
     transcript = messages if isinstance(messages, (Sequence, str)) else None
-    chained = lane == "openai.responses" and bool(kwargs.get("previous_response_id") or kwargs.get("conversation"))
+    chained = compose.continues_server_state(kwargs, lane=lane)
 
     view: ToolTurnView | None = None
     law_seconds = 0.0
@@ -144,7 +238,7 @@ def prepare_request(
     if applied:
         out = {**out, "tool_choice": compose.tool_choice_none(lane)}
 
-    decided = PreparedRequest(
+    return PreparedRequest(
         kwargs=out,
         view=view,
         law_seconds=law_seconds,
@@ -153,7 +247,25 @@ def prepare_request(
         tool_rounds=rounds,
         repeats=(False,) * len(view.repairs if view is not None else ()),
     )
+
+
+def record_sent(
+    decided: PreparedRequest,
+    kwargs: dict[str, object],
+    *,
+    lane: Lane,
+    options: Options,
+    receipt: bool,
+) -> PreparedRequest:
+    """``decided`` (from ``kwargs``, the caller's) as sent: its receipt and its conversation's findings (stage 5).
+
+    Call it once per request that goes out: the conversation moves on to it. A failure is kept in
+    ``failures``; the decision stands.
+    """
     try:
+        messages = kwargs.get(MESSAGES_KEY[lane])
+        transcript = messages if isinstance(messages, (Sequence, str)) else None
+        chained = compose.continues_server_state(kwargs, lane=lane)
         return _recorded(decided, transcript, lane=lane, options=options, receipt=receipt, chained=chained)
     except Exception as exc:  # noqa: BLE001 - telemetry never changes what is sent
         return dataclasses.replace(decided, failures=(exc,))

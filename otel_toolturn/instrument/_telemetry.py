@@ -25,6 +25,7 @@ from opentelemetry.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
+import otel_toolturn
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import LANES_OF, Mode, Options, Provider
@@ -33,10 +34,8 @@ _log = logging.getLogger("otel_toolturn.instrument")
 
 Attributes = Mapping[str, AttributeValue]
 
-VERSION = "0.1.0"
-
 _MAX_CACHED_SETS = 256
-"""How many attribute sets one ``Labels`` keeps (a bound: handoff tool names come from responses)."""
+"""How many attribute sets one ``Labels`` keeps: past it, a new set is built for each use and not kept."""
 
 
 def _configured(provider: LoggerProvider) -> bool:
@@ -80,8 +79,9 @@ class Telemetry:
         logger_provider: LoggerProvider | None = None,
     ) -> None:
         self.options = options
-        self.tracer = trace.get_tracer(names.INSTRUMENTATION_NAME, VERSION, tracer_provider=tracer_provider)
-        meter = metrics.get_meter(names.INSTRUMENTATION_NAME, VERSION, meter_provider=meter_provider)
+        version = otel_toolturn.__version__
+        self.tracer = trace.get_tracer(names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(names.INSTRUMENTATION_NAME, version, meter_provider=meter_provider)
         self._counters: dict[str, Counter] = {
             i.name: meter.create_counter(i.name, unit=i.unit, description=i.description)
             for i in names.INSTRUMENTS
@@ -95,7 +95,7 @@ class Telemetry:
         )
         chosen = logger_provider if logger_provider is not None else get_logger_provider()
         self._logger = (
-            get_logger(names.INSTRUMENTATION_NAME, VERSION, logger_provider=chosen) if _configured(chosen) else None
+            get_logger(names.INSTRUMENTATION_NAME, version, logger_provider=chosen) if _configured(chosen) else None
         )
         self._labels: dict[tuple[Lane, Provider], Labels] = {
             (lane, provider): Labels(lane, provider, options.mode)
@@ -174,8 +174,3 @@ class Telemetry:
                 span.set_attributes(attributes)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("span", exc)
-
-
-def string_tuple(values: Sequence[str]) -> tuple[str, ...]:
-    """An attribute value for a list of strings (OpenTelemetry takes sequences of one type)."""
-    return tuple(values)

@@ -37,6 +37,11 @@ STREAM_END_STATEMENT: Final = "toolturn.stream.end.statement"
 STREAM_END_WORD: Final = "toolturn.stream.end.word"
 STREAM_END_COUNT: Final = "toolturn.stream.end.count"
 STREAM_TORN: Final = "toolturn.stream.torn"
+"""The provider's stream ended (the connection or the SDK's iteration ended, or failed) before its final frame."""
+STREAM_CLOSED_EARLY: Final = "toolturn.stream.closed_early"
+"""The caller stopped reading (closed, left, abandoned or cancelled the stream) before its final frame: never torn."""
+STREAM_CLOSED_EARLY_UNFINISHED: Final = "toolturn.stream.closed_early.unfinished_calls"
+"""Of a stream closed early: the calls still open when the caller stopped (not stream drops: the caller cut them)."""
 TOOLS_WITHHELD_REASON: Final = "toolturn.tools_withheld.reason"
 RESPONSE_MODEL_REQUESTED: Final = "toolturn.response_model.requested"
 RESPONSE_MODEL_REPORTED: Final = "toolturn.response_model.reported"
@@ -44,6 +49,14 @@ REPETITION_RULE: Final = "toolturn.repetition.rule"
 REPETITION_DEPTH: Final = "toolturn.repetition.depth"
 REPETITION_CUT: Final = "toolturn.repetition.cut"
 HANDOFF_TOOL: Final = "toolturn.handoff.tool"
+"""A handoff call's tool name, an event attribute only (never a metric label): cut to
+``HANDOFF_TOOL_MAX_LENGTH`` characters, each control character replaced with U+FFFD."""
+HANDOFF_PATTERN: Final = "toolturn.handoff.pattern"
+"""The configured ``handoff_tools`` entry a handoff call matched: the ``toolturn.handoffs`` label (a closed set)."""
+HANDOFF_TOOL_MAX_LENGTH: Final = 128
+LABEL_MAX_LENGTH: Final = 64
+"""The most characters a metric label value of a closed set carries (``docs/telemetry.md``, "Label bounds")."""
+"""The most characters ``toolturn.handoff.tool`` carries; a longer name is cut and ends with ``…``."""
 HANDOFF_CALL_ID: Final = "toolturn.handoff.tool_call_id"
 HANDOFF_COUNT: Final = "toolturn.handoff.count"
 ERROR_STAGE: Final = "toolturn.error.stage"
@@ -230,8 +243,8 @@ HANDOFFS: Final = Instrument(
     name="toolturn.handoffs",
     kind="counter",
     unit="{call}",
-    description="Handoff tool calls seen in responses.",
-    attributes=(HANDOFF_TOOL, LANE, PROVIDER),
+    description="Handoff tool calls seen in responses, by the configured handoff_tools pattern they matched.",
+    attributes=(HANDOFF_PATTERN, LANE, PROVIDER),
 )
 HANDOFFS_REFUSED: Final = Instrument(
     name="toolturn.handoff.refused",

@@ -18,9 +18,22 @@ def call_id_of(obj: object, key: str, position: int, what: str) -> str:
     if isinstance(value, str) and value:
         return value
     raise ToolTurnInputError(
-        f"item {position}: a {what} needs a non-empty string {key!r}, got {value!r}",
+        f"item {position}: a {what} needs a non-empty string {key!r}, got {describe(value)}",
         position=position,
     )
+
+
+def describe(value: object) -> str:
+    """What arrived, by type and size, never by content (errors are logged, and content is off by default)."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters" if value else "an empty string"
+    if isinstance(value, (list, tuple, dict)):
+        size = len(value)
+        unit = "key" if isinstance(value, dict) else "item"
+        return f"a {type(value).__name__} of {size} {unit}{'' if size == 1 else 's'}"
+    return f"a value of type {type(value).__name__!r}"
 
 
 def result_id_of(obj: object, key: str) -> str | None:

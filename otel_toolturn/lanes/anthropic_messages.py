@@ -155,7 +155,7 @@ class AnthropicMessages:
             wire.append({"role": "user", "content": fresh})
         return wire
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
+    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
         """The ``tool_use`` block under ``new_id``."""
         del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))

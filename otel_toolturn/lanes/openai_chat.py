@@ -99,7 +99,7 @@ class OpenAIChat:
         """Each result is one whole ``tool`` message."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
+    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
         """The tool call under ``new_id``."""
         del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))

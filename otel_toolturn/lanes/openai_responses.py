@@ -7,7 +7,9 @@ the run. A ``reasoning`` item is never separated from the item right after it: w
 is left out, the reasoning directly ahead of it goes with it (inside the same lossy repair). Call ids
 and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
 items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
-assistant messages and reasoning they are what the model produced (replies).
+assistant messages and reasoning they are what the model produced (replies). An item that is no
+call and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after it to belong
+to, are read as refused where they stand (the law leaves them out, reported).
 """
 
 from __future__ import annotations
@@ -56,6 +58,26 @@ def _leads_to_call(items: Sequence[object], start: int) -> bool:
     return index < len(items) and _type(items[index]) in CALL_TYPES
 
 
+def _item_id(item: object) -> str:
+    """The item's own ``id`` (``fc_…``, ``msg_…``, ``rs_…``), or ``""`` when it has none."""
+    value = field(item, "id")
+    return value if isinstance(value, str) else ""
+
+
+def _refuse_dangling_reasoning(view: View) -> None:
+    """Refuse each kept reasoning reply that only reasoning, then the end or an output, follows (read from the end)."""
+    follows_nothing = True  # what the kept items after this one begin with: nothing, or an output
+    for index in range(len(view.units) - 1, -1, -1):
+        if index in view.refused:
+            continue
+        kind = view.kinds[index]
+        if kind == REPLY and _type(view.units[index]) == "reasoning":
+            if follows_nothing:
+                view.refused[index] = ("dangling_reasoning", _item_id(view.units[index]))
+            continue
+        follows_nothing = kind == RESULT
+
+
 _REPLY_TYPES: Final = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_request"})
 
 
@@ -74,36 +96,56 @@ class OpenAIResponses:
     results_anywhere = True
 
     def read(self, messages: Sequence[object]) -> View:
-        """Runs of call items (with their reasoning) as turns; each output item a result; model output replies."""
+        """Runs of call items (with their reasoning) as turns; each output item a result; model output replies.
+
+        Refused where they stand: an item that is no call and repeats an earlier item's ``id`` (a
+        replayed reasoning item ends the run it stood in), and reasoning that only reasoning, then the
+        end or an output, follows.
+        """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
+        seen: set[str] = set()  # the item ids so far
         index, stop = 0, len(messages)
         while index < stop:
             item = messages[index]
             kind = item.get("type") if type(item) is dict else _type(item)
+            item_id = _item_id(item)
             if kind in OUTPUT_TYPES:
+                if item_id:
+                    seen.add(item_id)
                 ids[len(units)] = result_id_of(item, "call_id")
                 units.append(item)
                 kinds.append(RESULT)
+                index += 1
+                continue
+            if item_id and item_id in seen and kind not in CALL_TYPES:
+                view.refused[len(units)] = ("duplicate_item", item_id)
+                units.append(item)
+                kinds.append(REPLY if _replied(item, kind) else OTHER)
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
                 first = index
                 calls: list[Call] = []
                 while index < stop:
-                    kind = _type(messages[index])
+                    inner = messages[index]
+                    kind = _type(inner)
                     if kind in CALL_TYPES:
-                        call = messages[index]
-                        calls.append(Call(call_id_of(call, "call_id", index, f"{kind} item"), call))
-                    elif not (kind == "reasoning" and _leads_to_call(messages, index)):
+                        calls.append(Call(call_id_of(inner, "call_id", index, f"{kind} item"), inner))
+                    elif not (kind == "reasoning" and _leads_to_call(messages, index)) or _item_id(inner) in seen:
                         break
+                    if _item_id(inner):
+                        seen.add(_item_id(inner))
                     index += 1
                 units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
                 kinds.append(TURN)
                 continue
+            if item_id:
+                seen.add(item_id)
             units.append(item)
             kinds.append(REPLY if _replied(item, kind) else OTHER)
             index += 1
+        _refuse_dangling_reasoning(view)
         return view
 
     def interrupted(self, result: object) -> bool:
@@ -137,14 +179,14 @@ class OpenAIResponses:
         """Each result is one whole output item."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Call | None) -> Call:
+    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
         """The call item under ``new_id``.
 
         Its item ``id`` stays as sent (it may name what the server stored) unless it is the very id of
-        the earlier call item it repeats (an item replayed twice): then it is derived the same way.
+        an earlier call item that used the same call id (an item replayed): then it is derived the same way.
         """
         item_id = field(call.ref, "id")
-        if isinstance(item_id, str) and item_id and repeats is not None and field(repeats.ref, "id") == item_id:
+        if isinstance(item_id, str) and item_id and any(field(c.ref, "id") == item_id for c in repeats):
             suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
             return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
@@ -214,7 +256,9 @@ class OpenAIResponses:
                     )
                 )
             call_id = field(item, "call_id")
-            if kind in CALL_TYPES:
+            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and call_id is not None and not isinstance(call_id, str):
+                violations.append(_invalid_type(position, "call_id", call_id))
+            elif kind in CALL_TYPES:
                 if call_id in calls:
                     violations.append(_duplicate(position, str(call_id)))
                 else:
@@ -248,6 +292,19 @@ class OpenAIResponses:
             if call_id not in outputs
         )
         return sorted(violations, key=lambda v: v.position)
+
+
+_JSON_TYPES: Final = ((bool, "a boolean"), (int, "an integer"), (float, "a decimal"), ((list, tuple), "an array"))
+
+
+def _invalid_type(position: int, key: str, value: object) -> Violation:
+    """A field of the wrong JSON type, refused in OpenAI's words (never the value itself)."""
+    got = next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "an object")
+    return Violation(
+        position=position,
+        rule="invalid_type",
+        message=f"Invalid type for 'input[{position}].{key}': expected a string, but got {got} instead.",
+    )
 
 
 def _duplicate(position: int, item_id: str) -> Violation:

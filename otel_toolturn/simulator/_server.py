@@ -45,6 +45,8 @@ from otel_toolturn.simulator._wire import Wire
 
 WIRES: Final[Mapping[str, Wire]] = MappingProxyType({w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE)})
 """The lanes the simulator speaks, by URL path."""
+LISTEN_BACKLOG: Final = 1024
+"""Connections the kernel queues before the server accepts them (the standard library's default, 5, refuses a burst)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -292,7 +294,10 @@ def _as_items(transcript: object) -> list[object]:
 
 
 class _Server(ThreadingHTTPServer):
+    """One thread per connection; a listen backlog of ``LISTEN_BACKLOG``, so a burst of hundreds of clients waits."""
+
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], simulator: Simulator) -> None:
         self.simulator = simulator

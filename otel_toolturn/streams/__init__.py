@@ -1,9 +1,12 @@
-"""Pure reducers over provider responses: the seed-001 helpers, one observer per lane, the report.
+"""Pure readers of provider responses: one stream observer per lane, one check for a whole response.
 
 ``observer_for(lane, requested_model=...)`` gives a fresh ``StreamObserver`` for one streamed
-response: ``feed`` it every event the SDK yields (or every raw SSE JSON frame), then ``finish``
-it for the ``StreamReport``. ``check_response`` gives the same report for a response that was not
-streamed. Nothing here imports an SDK or OpenTelemetry; nothing here alters what it reads.
+response: ``feed`` it every event the SDK yields (or every raw SSE JSON frame: ``sse_data`` splits
+a recorded body into them), then ``finish`` it for the ``StreamReport``. ``check_response`` gives
+the same report for a response that was not streamed; ``closed_by_caller`` the report of a stream
+the caller stopped reading before its final frame (not torn). ``parse_streamed_tool_args`` is the
+fail-closed argument rule both apply. Nothing here imports an SDK or OpenTelemetry; nothing here
+alters what it reads.
 """
 
 from __future__ import annotations
@@ -13,18 +16,7 @@ from typing import NoReturn
 from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.streams import _response
-from otel_toolturn.streams._args import name_missing_cause, parse_streamed_tool_args
-from otel_toolturn.streams._cap import TurnCapFacts, model_output_invalid_of, truncation_cause_clause
-from otel_toolturn.streams._echo import (
-    ModelSeat,
-    echo_folded_word,
-    is_provider_echo_shape,
-    names_requested_model,
-    note_response_model,
-)
-from otel_toolturn.streams._ledger import STREAM_TORN_WARNING, StreamEndLedger
-from otel_toolturn.streams._notes import place_turn_notes, stamp_stream_drops, stream_drops_of, turn_notes_of
-from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._caller_close import closed_by_caller
 from otel_toolturn.streams._report import (
     INPUT_TRANSFORMATION_REASONS,
     INPUT_TRANSFORMATION_TYPES,
@@ -44,7 +36,8 @@ from otel_toolturn.streams._report import (
     Usage,
 )
 from otel_toolturn.streams._sse import sse_data
-from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver, input_transformations_of
+from otel_toolturn.streams._tool_calls import parse_streamed_tool_args
+from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver
 from otel_toolturn.streams.openai_chat import OpenAIChatObserver
 from otel_toolturn.streams.openai_responses import OpenAIResponsesObserver
 
@@ -97,42 +90,26 @@ def check_response(
 __all__ = [
     "INPUT_TRANSFORMATION_REASONS",
     "INPUT_TRANSFORMATION_TYPES",
-    "STREAM_TORN_WARNING",
     "AnthropicMessagesObserver",
     "EndStatement",
     "InputTransformation",
     "InputTransformationReason",
     "InputTransformationType",
     "ModelOutputInvalid",
-    "ModelSeat",
     "OpenAIChatObserver",
     "OpenAIResponsesObserver",
     "RepetitionEvent",
-    "RepetitionPoll",
     "RepetitionReport",
     "StreamDrop",
     "StreamEndIgnored",
-    "StreamEndLedger",
     "StreamObserver",
     "StreamReport",
     "StreamedCall",
-    "TurnCapFacts",
     "TurnNote",
     "Usage",
     "check_response",
-    "echo_folded_word",
-    "input_transformations_of",
-    "is_provider_echo_shape",
-    "model_output_invalid_of",
-    "name_missing_cause",
-    "names_requested_model",
-    "note_response_model",
+    "closed_by_caller",
     "observer_for",
     "parse_streamed_tool_args",
-    "place_turn_notes",
     "sse_data",
-    "stamp_stream_drops",
-    "stream_drops_of",
-    "truncation_cause_clause",
-    "turn_notes_of",
 ]

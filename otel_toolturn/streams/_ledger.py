@@ -3,18 +3,13 @@
 One ordering rule for the three lanes: the first ending — a finish or stop reason, a message
 stop, an in-band error — decides the turn. After it the turn is frozen: only the usage trailer
 is read, and every later ending or content frame is refused and counted here, with the first
-refused frame's kind and its echo-folded word.
+refused frame's kind and its word (``provider_word``).
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-from otel_toolturn.streams._echo import echo_folded_word
+from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import EndStatement, StreamEndIgnored
-
-STREAM_TORN_WARNING: Final = "Connection closed mid-response. The response above may be incomplete."
-"""The warning for a stream that ended before its close: content arrived, no terminal frame."""
 
 
 class StreamEndLedger:
@@ -23,7 +18,7 @@ class StreamEndLedger:
     ``decide(statement, word)`` is called for every ending the lane reads: the first one decides
     (returns ``True``; ``decided`` holds its kind and word); any later one is refused and counted
     (returns ``False``). ``note(statement, word)`` counts a refused frame directly (a content frame
-    after the end). ``ignored`` is the record: the first refused frame's kind and echo-folded word,
+    after the end). ``ignored`` is the record: the first refused frame's kind and word (``provider_word``),
     and how many were refused; ``None`` when nothing was.
     """
 
@@ -37,7 +32,7 @@ class StreamEndLedger:
     def decide(self, statement: EndStatement, word: object) -> bool:
         """Offer an ending: the first decides (``True``); a later one is refused and counted (``False``)."""
         if self.decided is None:
-            self.decided = (statement, echo_folded_word(word))
+            self.decided = (statement, provider_word(word))
             return True
         self.note(statement, word)
         return False
@@ -45,7 +40,7 @@ class StreamEndLedger:
     def note(self, statement: EndStatement, word: object) -> None:
         """Count one frame refused after the terminal statement."""
         if self._first is None:
-            self._first = (statement, echo_folded_word(word))
+            self._first = (statement, provider_word(word))
         self._count += 1
 
     @property

@@ -20,7 +20,6 @@ over at most ``MAX_PERIOD + NEEDLE`` characters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Final
 
 from otel_toolturn.streams._report import RepetitionEvent, RepetitionReport
@@ -81,31 +80,17 @@ class RepetitionPoll:
         self._spared: dict[tuple[str, str], RepetitionEvent] = {}
 
     def feed(self, delta: str) -> bool:
-        """Append one text fragment; poll once enough text has arrived since the last poll."""
-        return self.feed_many((delta,))
+        """Append one text fragment; poll once ``POLL_EVERY`` characters arrived since the last poll.
 
-    def feed_many(self, fragments: Iterable[object]) -> bool:
-        """``feed`` each ``str`` of ``fragments`` in order (anything else is skipped); whether the text is degenerate.
-
-        The same polls at the same points as one ``feed`` per fragment: a poll runs after the
-        fragment that brings ``POLL_EVERY`` or more characters since the last one.
+        Returns whether the text is degenerate (once tripped, every later fragment returns ``True``).
         """
         if self._cut is not None:
             return True
-        pending = self._pending
-        chars = self._pending_chars
-        for fragment in fragments:
-            if type(fragment) is not str:
-                continue
-            pending.append(fragment)
-            chars += len(fragment)
-            if chars >= POLL_EVERY:
-                self._pending_chars = 0
-                chars = 0
-                if self._advance():
-                    return True
-        self._pending_chars = chars
-        return False
+        self._pending.append(delta)
+        self._pending_chars += len(delta)
+        if self._pending_chars < POLL_EVERY:
+            return False
+        return self._advance()
 
     def _advance(self) -> bool:
         """Poll the text that arrived since the last poll.

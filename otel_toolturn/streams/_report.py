@@ -148,7 +148,7 @@ class StreamReport:
     substituted_model: str | None = None
     """The provider's model name when it differs from the requested one (``None``: no substitution)."""
     echo_dropped: int = 0
-    """How many model names outside the echo shape were dropped (counted once per response)."""
+    """Whether a model name outside the shape of a provider word arrived and was dropped (0 or 1)."""
     truncation_clause: str = ""
     repetition: RepetitionReport = field(default_factory=RepetitionReport)
     usage: Usage = field(default_factory=Usage)
@@ -160,6 +160,10 @@ class StreamReport:
     """Frames that were JSON but not of a shape the observer can read (ignored, never fatal)."""
     input_transformations: tuple[InputTransformation, ...] = ()
     """What the provider changed in the request before reading it, each once, in order of first report."""
+    unfinished: StreamDrop | None = None
+    """The ``truncated`` drop's calls that no frame closed (each also counted there): cut where the stream stopped."""
+    closed_early: bool = False
+    """The caller stopped reading before the final frame (``closed_by_caller``): not torn, open calls not dropped."""
 
 
 class StreamObserver(Protocol):

@@ -1,8 +1,9 @@
 """The same checks for a response that was not streamed: one final message.
 
 Reads the SDK's own response object or the raw JSON dict (never alters it) and judges its calls
-with the seed-001 rules: a call runs only with a name and arguments that are a JSON object. The
-body arrived whole, so the transport cut nothing; the close evidence per lane:
+as streamed ones are judged (``judge_call``): a call runs only with a name and arguments that
+are a JSON object. The body arrived whole, so the transport cut nothing; the close evidence per
+lane:
 
 - ``anthropic.messages``: every ``tool_use`` block is closed, except the last content block of
   a response the output cap stopped (``max_tokens``) — the cap cut the output there;
@@ -22,12 +23,15 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Final
 
-from otel_toolturn.streams._cap import TurnCapFacts
-from otel_toolturn.streams._echo import EMPTY_SEAT, echo_folded_word, note_response_model
+from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._model_check import ReportedModel, note_response_model
+from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
-from otel_toolturn.streams._turn import CallSlot, field, int_or_none, settle
+from otel_toolturn.streams._settle import settle
+from otel_toolturn.streams._tool_calls import CallSlot
+from otel_toolturn.streams._truncation_cause import OutputCapFacts
 from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
 from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
@@ -84,8 +88,8 @@ def _report(
         finish_reasons=reasons,
         response_id=response_id if type(response_id) is str else None,
         requested_model=requested_model,
-        seat=note_response_model(EMPTY_SEAT, field(response, "model"), requested_model),
-        cap=TurnCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
+        model=note_response_model(ReportedModel(), field(response, "model"), requested_model),
+        cap=OutputCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
         repetition=poll.report(),
         usage=usage,
         bad_frames=0,
@@ -99,7 +103,7 @@ def check_anthropic_message(
 ) -> StreamReport:
     """Return the report of one Anthropic ``Message``."""
     stop = field(response, "stop_reason")
-    reasons = (echo_folded_word(stop),) if stop is not None else ()
+    reasons = (provider_word(stop),) if stop is not None else ()
     cap_stop = stop == ANTHROPIC_CAP_STOP
     content = _list(field(response, "content"))
     slots: list[CallSlot] = []
@@ -144,7 +148,7 @@ def check_chat_completion(
         choice_index = index if type(index) is int else position
         reason = field(choice, "finish_reason")
         if reason is not None:
-            reasons.append(echo_folded_word(reason))
+            reasons.append(provider_word(reason))
         message = field(choice, "message")
         if choice_index == 0:
             text = _str(field(message, "content"))

@@ -18,7 +18,7 @@ _LINE_END: Final = re.compile(r"\r\n|\r|\n")
 def sse_data(body: str | bytes) -> list[str]:
     r"""Return the ``data`` payload of every event in ``body``, in order (events without data are skipped).
 
-    >>> sse_data('event: ping\\ndata: {"type": "ping"}\\n\\ndata: [DONE]')
+    >>> sse_data('event: ping\ndata: {"type": "ping"}\n\ndata: [DONE]')
     ['{"type": "ping"}', '[DONE]']
     """
     text = body.decode("utf-8") if isinstance(body, bytes) else body

@@ -27,18 +27,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from otel_toolturn.streams._echo import echo_folded_word, note_response_model
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, field, int_or_none
+from otel_toolturn.streams._model_check import note_response_model
+from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import InputTransformation, StreamReport
-from otel_toolturn.streams._turn import (
-    ATTR_GET,
-    DICT_GET,
-    TEXT_BATCH,
-    CallSlot,
-    Getter,
-    ObserverBase,
-    field,
-    int_or_none,
-)
+from otel_toolturn.streams._tool_calls import CallSlot
 
 CAP_STOP: Final = "max_tokens"
 _READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
@@ -99,79 +93,38 @@ class AnthropicMessagesObserver(ObserverBase):
         self._transformations: dict[InputTransformation, None] = {}
 
     def feed(self, event: object) -> None:
-        """Read one event; never alters it, never raises.
-
-        An event is counted once: by the fragment it kept, when it kept one (a text held for the
-        repetition poll, an argument fragment in its call slot: ``finish`` counts those), else here.
-        """
+        """Read one event (see the module docstring); never alters it, never raises."""
+        self._events += 1
         try:
-            if not self._ended:
-                # The hot path: a text or argument fragment in the SDK's event object, nearly every
-                # event of a stream. Between two events the SDK's own work evicts the interpreter's
-                # state (caches, branch history), so each bytecode here costs several times what it
-                # costs in a loop of its own: this path runs as few as it can. Plain attribute reads
-                # (no ``getattr`` default, no type check first: a dict or a raw data string has no
-                # ``type`` attribute either); the call slot by subscript; the fragment kept as it
-                # came (what is not a string is left out later, by ``_poll_texts`` and
-                # ``CallSlot.text``) and counted by ``finish``. A frame that cannot be read this way
-                # raises ``AttributeError`` or ``KeyError`` before anything is kept (``list.append``
-                # and ``_poll_texts`` raise neither) and is read again the general way, by ``_read``.
-                try:
-                    if event.type == "content_block_delta":  # type: ignore[attr-defined]
-                        delta = event.delta  # type: ignore[attr-defined]
-                        delta_kind = delta.type
-                        if delta_kind == "text_delta":
-                            texts = self._texts  # ``_hold_text``, inline
-                            texts.append(delta.text)
-                            if len(texts) >= TEXT_BATCH:
-                                self._poll_texts()
-                            return
-                        if delta_kind == "input_json_delta":
-                            self._slots[event.index].parts.append(delta.partial_json)  # type: ignore[attr-defined]
-                            return
-                except (AttributeError, KeyError):
-                    pass
-            if not self._read(event):
-                self._events += 1
+            cls = type(event)
+            if cls is dict:
+                get = DICT_GET
+            elif cls is str or cls is bytes:
+                event = self._decode(event)  # type: ignore[arg-type]
+                if event is None:
+                    return
+                get = DICT_GET
+            else:
+                get = ATTR_GET
+            kind = get(event, "type", None)
+            if kind != "content_block_delta":
+                self._read_other(kind, event)
+            elif self._ended:
+                self._ledger.note("content", kind)
+            else:
+                delta = get(event, "delta", None)
+                delta_kind = get(delta, "type", None)
+                if delta_kind == "text_delta":
+                    text = get(delta, "text", None)
+                    if type(text) is str:
+                        self._poll.feed(text)
+                elif delta_kind == "input_json_delta":
+                    slot = self._slots.get(get(event, "index", None))
+                    part = get(delta, "partial_json", None)
+                    if slot is not None and type(part) is str:
+                        slot.parts.append(part)
         except _READ_ERRORS:
-            self._events += 1
             self._unread += 1
-
-    def _read(self, event: object) -> bool:
-        """Read one event the general way: ``dict.get`` on a dict, ``getattr`` on an object.
-
-        Returns whether the event kept a fragment (which then counts it: see ``feed``).
-        """
-        cls = type(event)
-        if cls is str or cls is bytes:
-            event = self._decode(event)  # type: ignore[arg-type]
-            if event is None:
-                return False
-            get = DICT_GET
-        else:
-            get = DICT_GET if cls is dict else ATTR_GET
-        kind = get(event, "type", None)
-        if kind == "content_block_delta":
-            return self._read_fragment(get, kind, event)
-        self._read_other(kind, event)
-        return False
-
-    def _read_fragment(self, get: Getter, kind: object, event: object) -> bool:
-        """A ``content_block_delta`` read the general way: the fragment kept (``True``), or refused after the end."""
-        if self._ended:
-            self._ledger.note("content", kind)
-            return False
-        delta = get(event, "delta", None)
-        delta_kind = get(delta, "type", None)
-        if delta_kind == "text_delta":
-            self._hold_text(get(delta, "text", None))
-            return True
-        if delta_kind == "input_json_delta":
-            slot = self._slots.get(get(event, "index", None))
-            if slot is not None:
-                slot.parts.append(get(delta, "partial_json", None))
-                return True
-        return False
 
     def _read_other(self, kind: object, event: object) -> None:
         if kind == "content_block_start":
@@ -226,7 +179,7 @@ class AnthropicMessagesObserver(ObserverBase):
         response_id = field(message, "id")
         if type(response_id) is str:
             self._response_id = response_id
-        self._seat = note_response_model(self._seat, field(message, "model"), self._requested)
+        self._model = note_response_model(self._model, field(message, "model"), self._requested)
         usage = field(message, "usage")
         if usage is not None:
             self._input_tokens = int_or_none(field(usage, "input_tokens"))
@@ -242,16 +195,14 @@ class AnthropicMessagesObserver(ObserverBase):
         stop = field(field(event, "delta"), "stop_reason")
         if stop is not None and self._ledger.decide("finish", stop):
             self._ended = True
-            self._stop = echo_folded_word(stop)
+            self._stop = provider_word(stop)
         self._read_usage(field(event, "usage"), input_key="input_tokens", output_key="output_tokens")
         self._note_transformations(event)
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        slots = [*self._replaced, *self._slots.values()]
         report = self._report(
-            slots=slots,
-            kept=sum(len(slot.parts) for slot in slots),
+            slots=[*self._replaced, *self._slots.values()],
             closed_of=_closed,
             finish_reasons=(self._stop,) if self._stop is not None else (),
             cap_stop=self._stop == CAP_STOP,

@@ -28,17 +28,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._echo import echo_folded_word, note_response_model
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, Getter, field
+from otel_toolturn.streams._model_check import note_response_model
+from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport
-from otel_toolturn.streams._turn import (
-    ATTR_GET,
-    DICT_GET,
-    TEXT_BATCH,
-    CallSlot,
-    Getter,
-    ObserverBase,
-    field,
-)
+from otel_toolturn.streams._tool_calls import CallSlot
 
 TURN_FINISHED: Final = frozenset({"stop", "tool_calls", "function_call"})
 """Finish reasons that say the model finished its turn (the lane's close evidence)."""
@@ -66,94 +61,33 @@ class OpenAIChatObserver(ObserverBase):
         self._errored = False
 
     def feed(self, event: object) -> None:
-        """Read one chunk; never alters it, never raises.
-
-        An event is counted once: by the text fragment it kept for the repetition poll, when it
-        kept one (``_poll_texts`` counts those), else here.
-        """
-        if not self._errored and self._response_id is not None and not self._finish:
-            # The hot path: a one-choice SDK chunk with a text or argument fragment and nothing
-            # else new, nearly every chunk of a stream (the SDK's own work between two chunks
-            # evicts the interpreter's state, so this path runs as few bytecodes as it can).
-            # Everything it needs is read first and nothing is kept until all of it matched;
-            # anything else (a dict or raw frame has no such attributes) is read the general
-            # way, by ``_read``, which reads the same chunk to the same state.
-            try:
-                choices = event.choices  # type: ignore[attr-defined]
-                if (
-                    type(choices) is list
-                    and len(choices) == 1
-                    and event.usage is None  # type: ignore[attr-defined]
-                    and event.model == self._seat.reported  # type: ignore[attr-defined]
-                ):
-                    choice = choices[0]
-                    if choice.index == 0 and choice.finish_reason is None and 0 in self._seen:
-                        delta = choice.delta
-                        content = delta.content
-                        tool_calls = delta.tool_calls
-                        if tool_calls is None:
-                            if content:
-                                texts = self._texts  # ``_hold_text``, inline
-                                texts.append(content)
-                                if len(texts) >= TEXT_BATCH:
-                                    self._poll_texts()
-                            else:
-                                self._events += 1
-                            return
-                        if (
-                            not content
-                            and type(tool_calls) is list
-                            and len(tool_calls) == 1
-                            and self._fragment(tool_calls[0])
-                        ):
-                            self._events += 1
-                            return
-            except _READ_ERRORS:
-                pass
+        """Read one chunk (see the module docstring); never alters it, never raises."""
         self._events += 1
-        self._read(event)
-
-    def _fragment(self, delta_call: object) -> bool:
-        """The hot path's argument fragment: kept in its call's slot (``True``) when nothing else in it is new."""
-        call_index = delta_call.index  # type: ignore[attr-defined]
-        if type(call_index) is not int:
-            return False
-        slot = self._slots[0, call_index]
-        function = delta_call.function  # type: ignore[attr-defined]
-        if not slot.call_id or function is None:  # with the id read, the general way skips another
-            return False
-        name = function.name
-        if name and name != slot.name:
-            return False
-        part = function.arguments
-        if part:
-            slot.parts.append(part)  # kept as it came: ``CallSlot.text`` leaves out what is not a string
-        return True
-
-    def _read(self, event: object) -> None:
-        """Read one chunk the general way: ``dict.get`` on a dict, ``getattr`` on an object."""
         try:
             cls = type(event)
-            if cls is str or cls is bytes:
+            if cls is dict:
+                get = DICT_GET
+            elif cls is str or cls is bytes:
                 event = self._decode(event)  # type: ignore[arg-type]
                 if event is None:
                     return
                 get = DICT_GET
             else:
-                get = DICT_GET if cls is dict else ATTR_GET
+                get = ATTR_GET
             choices = get(event, "choices", None)
             if choices is None:
-                if type(event) is dict and get(event, "error", None) is not None:
+                if get is DICT_GET and get(event, "error", None) is not None:
                     self._error(get(event, "error", None))
                     return
                 if get(event, "type", None) != "chunk":
                     return
                 event = get(event, "chunk", None)  # the stream helper's ChunkEvent carries the raw chunk
+                get = DICT_GET if type(event) is dict else ATTR_GET
                 choices = get(event, "choices", None)
             if not self._errored:
                 model = get(event, "model", None)
-                if model != self._seat.reported:
-                    self._seat = note_response_model(self._seat, model, self._requested)
+                if model != self._model.name:
+                    self._model = note_response_model(self._model, model, self._requested)
                 if self._response_id is None:
                     response_id = get(event, "id", None)
                     if type(response_id) is str:
@@ -161,7 +95,9 @@ class OpenAIChatObserver(ObserverBase):
             if type(choices) is list:
                 for choice in choices:
                     self._choice(get, choice)
-            self._read_usage(get(event, "usage", None), input_key="prompt_tokens", output_key="completion_tokens")
+            usage = get(event, "usage", None)
+            if usage is not None:
+                self._read_usage(usage, input_key="prompt_tokens", output_key="completion_tokens")
         except _READ_ERRORS:
             self._unread += 1
 
@@ -179,12 +115,9 @@ class OpenAIChatObserver(ObserverBase):
         if self._errored or index in self._finish:
             self._refuse(get, delta, reason)
             return
-        if index not in self._seen:
-            self._seen.add(index)
+        self._seen.add(index)
         content = get(delta, "content", None)
         if content and index == 0 and type(content) is str:
-            if self._texts:  # the hot path's held fragments come first
-                self._poll_texts()
             self._poll.feed(content)
         tool_calls = get(delta, "tool_calls", None)
         if tool_calls and type(tool_calls) is list:
@@ -193,7 +126,7 @@ class OpenAIChatObserver(ObserverBase):
         if reason is not None:
             if not self._finish:
                 self._ledger.decide("finish", reason)
-            self._finish[index] = echo_folded_word(reason)
+            self._finish[index] = provider_word(reason)
 
     def _refuse(self, get: Getter, delta: object, reason: object) -> None:
         if get(delta, "content", None):

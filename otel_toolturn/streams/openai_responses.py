@@ -25,15 +25,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._echo import echo_folded_word, note_response_model
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, field
+from otel_toolturn.streams._model_check import note_response_model
+from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport
-from otel_toolturn.streams._turn import (
-    ATTR_GET,
-    DICT_GET,
-    CallSlot,
-    ObserverBase,
-    field,
-)
+from otel_toolturn.streams._tool_calls import CallSlot
 
 ENDINGS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 CAP_STOP: Final = "max_output_tokens"
@@ -51,8 +48,8 @@ def finish_word(response: object) -> str:
     if status == "incomplete":
         reason = field(field(response, "incomplete_details"), "reason")
         if reason is not None:
-            return echo_folded_word(reason)
-    return echo_folded_word(status)
+            return provider_word(reason)
+    return provider_word(status)
 
 
 class OpenAIResponsesObserver(ObserverBase):
@@ -73,17 +70,19 @@ class OpenAIResponsesObserver(ObserverBase):
         self._finish: str | None = None
 
     def feed(self, event: object) -> None:
-        """Read one event; never alters it, never raises."""
+        """Read one event (see the module docstring); never alters it, never raises."""
         self._events += 1
         try:
             cls = type(event)
-            if cls is str or cls is bytes:
+            if cls is dict:
+                get = DICT_GET
+            elif cls is str or cls is bytes:
                 event = self._decode(event)  # type: ignore[arg-type]
                 if event is None:
                     return
                 get = DICT_GET
             else:
-                get = DICT_GET if cls is dict else ATTR_GET
+                get = ATTR_GET
             kind = get(event, "type", None)
             if kind == "response.output_text.delta":
                 if self._ended:
@@ -169,7 +168,7 @@ class OpenAIResponsesObserver(ObserverBase):
         response_id = field(response, "id")
         if type(response_id) is str:
             self._response_id = response_id
-        self._seat = note_response_model(self._seat, field(response, "model"), self._requested)
+        self._model = note_response_model(self._model, field(response, "model"), self._requested)
 
     def _ending(self, event: object) -> None:
         response = field(event, "response")

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.e2e
 
 DATA_PATIENCE: Final = 90.0
 ALERT_PATIENCE: Final = 90.0
-SCREENSHOT: Final = queries.REPO / "docs" / "images" / "prometheus-lossy-alert.png"
+SCREENSHOT_NAME: Final = "prometheus-lossy-alert.png"
+"""The alert page's screenshot, written into each run's temporary folder; the tracked copy in
+docs/images is documentation and no test writes it."""
 PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 
 
@@ -98,6 +100,11 @@ def test_the_scrape_passes_promtool_check_metrics(metrics_app: Server) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def screenshot_path(folder: Path) -> Path:
+    """Where a run writes the alert page's screenshot: ``folder`` (the test's temporary folder)."""
+    return folder / SCREENSHOT_NAME
+
+
 def _screenshot(url: str, out: Path, profile: Path) -> None:
     chromium = shutil.which("chromium") or require_binary("chromium", package="chromium")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -136,5 +143,14 @@ def test_the_lossy_alert_reaches_the_webhook_through_alertmanager(
     assert alert["labels"]["job"] == "toolturn-e2e"
     assert alert["annotations"]["summary"] == f"Lossy tool-turn projection on {LANE}"
 
-    _screenshot(f"{prometheus.url}/classic/alerts", SCREENSHOT, tmp_path / "chromium")
-    assert SCREENSHOT.read_bytes().startswith(PNG_SIGNATURE)
+    shot = screenshot_path(tmp_path)
+    _screenshot(f"{prometheus.url}/classic/alerts", shot, tmp_path / "chromium")
+    assert shot.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_the_alert_screenshot_is_written_outside_the_repository(tmp_path: Path) -> None:
+    """The screenshot goes to the run's temporary folder; the documentation's tracked image is never its target."""
+    shot = screenshot_path(tmp_path)
+    assert shot.parent == tmp_path
+    assert queries.REPO.resolve() not in shot.resolve().parents
+    assert (queries.REPO / "docs" / "images" / SCREENSHOT_NAME).is_file()

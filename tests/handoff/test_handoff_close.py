@@ -1,4 +1,4 @@
-"""Closing a handoff: hand-back, custom text, rejection, empty text, deferral (seed-002 behaviours 8 and 9)."""
+"""Closing a handoff: hand-back, custom text, rejection, empty text, deferral."""
 
 from __future__ import annotations
 
@@ -6,20 +6,17 @@ import pytest
 
 from otel_toolturn import LANES, Lane
 from otel_toolturn.handoff import (
-    HANDOFF_OUTCOME_KINDS,
-    NO_MARKS,
     DeferredHandBack,
     HandoffClosed,
     HandoffOutcome,
     HandoffScopes,
     TurnMarks,
     close_handoff,
-    handoff_outcome_for,
-    handoff_resume_text,
     handoff_scope_key,
-    handoff_stopped_text,
     push_scoped,
 )
+from otel_toolturn.handoff._close import HANDOFF_OUTCOME_KINDS, NO_MARKS
+from otel_toolturn.handoff._texts import handoff_resume_text, handoff_stopped_text
 from tests.handoff.threads import contents, persona, snapshot
 
 KEY = handoff_scope_key(HandoffScopes(), "explorer", "call-1")
@@ -40,7 +37,7 @@ def _close(lane: Lane, outcome: HandoffOutcome, marks: TurnMarks = NO_MARKS) -> 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_close_strips_then_pushes_the_default_hand_back(lane: Lane) -> None:
-    """Behaviour 8: the persona is stripped, then the default resume text is pushed as a user message."""
+    """The persona is stripped, then the default resume text is pushed as a user message."""
     thread, closed = _close(lane, SUCCESS)
     assert closed.deferred is None
     assert closed.warnings == ()
@@ -50,7 +47,7 @@ def test_close_strips_then_pushes_the_default_hand_back(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_close_after_a_stop_pushes_the_stopped_text(lane: Lane) -> None:
-    """Behaviour 8: a stopped body's default hand-back is the stopped text."""
+    """A stopped body's default hand-back is the stopped text."""
     _, closed = _close(lane, STOPPED)
     assert contents(closed.messages) == ["hello", handoff_stopped_text("explorer", "boom")]
 
@@ -58,7 +55,7 @@ def test_close_after_a_stop_pushes_the_stopped_text(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("outcome", [SUCCESS, STOPPED])
 def test_custom_hand_back_replaces_the_default(lane: Lane, outcome: HandoffOutcome) -> None:
-    """Behaviour 8: a custom text replaces the default for a success and for a stop, without warning."""
+    """A custom text replaces the default for a success and for a stop, without warning."""
     _, closed = _close(lane, outcome, TurnMarks(message="Custom."))
     assert contents(closed.messages) == ["hello", "Custom."]
     assert closed.warnings == ()
@@ -66,7 +63,7 @@ def test_custom_hand_back_replaces_the_default(lane: Lane, outcome: HandoffOutco
 
 @pytest.mark.parametrize("lane", LANES)
 def test_empty_custom_hand_back_is_ignored_with_a_warning(lane: Lane) -> None:
-    """Behaviour 8: an empty custom text keeps the default, and says the hand-back cannot be empty."""
+    """An empty custom text keeps the default, and says the hand-back cannot be empty."""
     _, closed = _close(lane, SUCCESS, TurnMarks(message=""))
     assert contents(closed.messages) == ["hello", handoff_resume_text("explorer", "done")]
     assert closed.warnings == ("explorer: hand-back ignored; the hand-back message cannot be empty",)
@@ -74,7 +71,7 @@ def test_empty_custom_hand_back_is_ignored_with_a_warning(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_rejection_keeps_its_text_and_warns_about_a_custom_one(lane: Lane) -> None:
-    """Behaviour 8: for a rejection the model must see the rejection, so the custom text is ignored."""
+    """For a rejection the model must see the rejection, so the custom text is ignored."""
     _, closed = _close(lane, REJECTED, TurnMarks(message="Custom."))
     assert contents(closed.messages) == ["hello", handoff_resume_text("explorer", "Tool call rejected: no.")]
     assert closed.warnings == (
@@ -84,7 +81,7 @@ def test_rejection_keeps_its_text_and_warns_about_a_custom_one(lane: Lane) -> No
 
 @pytest.mark.parametrize("lane", LANES)
 def test_success_that_ends_the_turn_defers_its_hand_back(lane: Lane) -> None:
-    """Behaviour 8: a success asking to end the turn strips, pushes nothing and returns the deferred record."""
+    """A success asking to end the turn strips, pushes nothing and returns the deferred record."""
     thread, closed = _close(lane, SUCCESS, TurnMarks(end_turn=True, message="Custom."))
     assert closed.messages == [thread[0]]
     assert closed.deferred == DeferredHandBack(scope_key=KEY, body="done", message="Custom.")
@@ -94,25 +91,10 @@ def test_success_that_ends_the_turn_defers_its_hand_back(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("outcome", [STOPPED, REJECTED])
 def test_only_a_success_defers(lane: Lane, outcome: HandoffOutcome) -> None:
-    """Behaviour 8: a stop or a rejection that asked to end the turn still hands back at once."""
+    """A stop or a rejection that asked to end the turn still hands back at once."""
     _, closed = _close(lane, outcome, TurnMarks(end_turn=True))
     assert closed.deferred is None
     assert len(closed.messages) == 2
-
-
-@pytest.mark.parametrize(
-    ("body", "reason", "rejected", "expected"),
-    [
-        ("no", "boom", True, HandoffOutcome(kind="rejected", text="no")),
-        ("no", None, True, HandoffOutcome(kind="rejected", text="no")),
-        ("partial", "boom", False, HandoffOutcome(kind="stopped", text="boom")),
-        ("partial", "", False, HandoffOutcome(kind="stopped", text="")),
-        ("done", None, False, HandoffOutcome(kind="success", text="done")),
-    ],
-)
-def test_outcome_for(body: str, reason: str | None, rejected: bool, expected: HandoffOutcome) -> None:
-    """Behaviour 9: rejected ⇒ rejected; a stop reason ⇒ stopped; else success."""
-    assert handoff_outcome_for(body, reason, rejected=rejected) == expected
 
 
 def test_outcome_kinds_are_the_whole_vocabulary() -> None:

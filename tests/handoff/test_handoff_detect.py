@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from otel_toolturn.handoff import HandoffCall, handoff_calls, is_handoff_tool, too_many_handoffs_text
+from otel_toolturn.handoff import HandoffCall, handoff_calls
+from otel_toolturn.handoff._detect import is_handoff_tool, matching_pattern
+from otel_toolturn.handoff._texts import too_many_handoffs_text
 
 PATTERNS = ["explorer", "agent_*"]
 
@@ -61,3 +63,10 @@ def test_one_tool_called_twice_is_refused_with_the_count() -> None:
     found = handoff_calls([("explorer", "c1"), ("explorer", "c2")], PATTERNS)
     assert found.refused
     assert "It was called 2 times in this response" in found.refusals()[1][1]
+
+
+def test_the_pattern_matched_is_the_first_configured_that_matches() -> None:
+    """``matching_pattern`` names the first entry, in configured order, that the name equals or matches."""
+    assert matching_pattern("agent[1]", ["agent[1]"]) == "agent[1]"
+    assert matching_pattern("agent_x", ["agent_?", "agent_*"]) == "agent_?"
+    assert matching_pattern("search", PATTERNS) is None

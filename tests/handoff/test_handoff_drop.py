@@ -1,4 +1,4 @@
-"""Dropping the handoff's call, and answering it when the body never started (seed-002 behaviours 2 to 4)."""
+"""Dropping the handoff's call, and answering it when the body never started."""
 
 from __future__ import annotations
 
@@ -9,19 +9,15 @@ from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMe
 from openai.types.responses import ResponseFunctionToolCall
 
 from otel_toolturn import LANES, HandoffError, Lane, ToolTurnInputError, UnknownLaneError, validate
-from otel_toolturn.handoff import (
-    HandoffCall,
-    answer_handoff_not_started,
-    drop_handoff_call,
-    handoff_not_started_text,
-)
+from otel_toolturn.handoff import HandoffCall, answer_handoff_not_started, drop_handoff_call
+from otel_toolturn.handoff._texts import handoff_not_started_text
 from tests.handoff.threads import ALONE, EXPLORER, round_with_sibling, snapshot
 from tests.transcripts import A, R, U, build, c, t, th
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_drop_targets_the_last_assistant_message(lane: Lane) -> None:
-    """Behaviour 2: an earlier assistant message's call is never the target."""
+    """An earlier assistant message's call is never the target."""
     thread = build(lane, [U("q"), A(c("call-0", "explorer")), R("call-0"), U("again"), A(c("call-1", "explorer"))])
     assert drop_handoff_call(thread, ALONE, lane=lane) == build(
         lane, [U("q"), A(c("call-0", "explorer")), R("call-0"), U("again")]
@@ -32,7 +28,7 @@ def test_drop_targets_the_last_assistant_message(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_drop_without_an_assistant_message_is_a_handoff_error(lane: Lane) -> None:
-    """Behaviour 2: no assistant message ⇒ a clear error saying none was found."""
+    """No assistant message ⇒ a clear error saying none was found."""
     with pytest.raises(HandoffError, match="expected an assistant message carrying call 'call-1', found none"):
         drop_handoff_call(build(lane, [U("hello")]), ALONE, lane=lane)
 
@@ -48,14 +44,14 @@ def test_drop_without_an_assistant_message_is_a_handoff_error(lane: Lane) -> Non
     ],
 )
 def test_drop_of_a_call_not_exactly_at_its_index_is_a_handoff_error(lane: Lane, call: HandoffCall, words: str) -> None:
-    """Behaviour 2: the call at the index must be exactly (name, id); the error names both sides."""
+    """The call at the index must be exactly (name, id); the error names both sides."""
     with pytest.raises(HandoffError, match=words):
         drop_handoff_call(round_with_sibling(lane), call, lane=lane)
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_drop_beside_a_sibling_removes_only_this_call(lane: Lane) -> None:
-    """Behaviour 3: other calls remain, their results still pair; nothing is inserted."""
+    """Other calls remain, their results still pair; nothing is inserted."""
     thread = round_with_sibling(lane)
     before = snapshot(thread)
     out = drop_handoff_call(thread, EXPLORER, lane=lane)
@@ -66,7 +62,7 @@ def test_drop_beside_a_sibling_removes_only_this_call(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_drop_of_the_only_call_keeps_its_text(lane: Lane) -> None:
-    """Behaviour 3: the only call gone, its text stays as a plain assistant message."""
+    """The only call gone, its text stays as a plain assistant message."""
     thread = build(lane, [U("hello"), A(t("I'll ask the explorer."), c("call-1", "explorer"))])
     out = drop_handoff_call(thread, ALONE, lane=lane)
     assert out == build(lane, [U("hello"), A(t("I'll ask the explorer."))])
@@ -76,13 +72,13 @@ def test_drop_of_the_only_call_keeps_its_text(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("blocks", [(c("call-1", "explorer"),), (th("plan"), c("call-1", "explorer"))])
 def test_drop_of_the_only_call_without_text_removes_the_message(lane: Lane, blocks: tuple[object, ...]) -> None:
-    """Behaviour 3: a message that was only the call (and its reasoning) is removed."""
+    """A message that was only the call (and its reasoning) is removed."""
     thread = build(lane, [U("hello"), A(*blocks)])  # type: ignore[arg-type]
     assert drop_handoff_call(thread, ALONE, lane=lane) == build(lane, [U("hello")])
 
 
 def test_drop_in_responses_takes_the_reasoning_directly_ahead_of_the_call() -> None:
-    """Behaviour 3 (Responses): the reasoning item right ahead of the call goes with it; a sibling's stays."""
+    """Responses: the reasoning item right ahead of the call goes with it; a sibling's stays."""
     lane: Lane = "openai.responses"
     thread = build(lane, [U("q"), A(th("a"), c("call-2", "g"), th("b"), c("call-1", "explorer")), R("call-2")])
     out = drop_handoff_call(thread, EXPLORER, lane=lane)
@@ -97,14 +93,14 @@ def test_drop_in_responses_takes_the_reasoning_directly_ahead_of_the_call() -> N
 
 @pytest.mark.parametrize("lane", LANES)
 def test_call_only_message_is_removed_when_guard_feedback_follows(lane: Lane) -> None:
-    """Behaviour 4: the call-only message goes even with guard feedback after it."""
+    """The call-only message goes even with guard feedback after it."""
     thread = build(lane, [U("hello"), A(c("call-1", "explorer")), U("guard feedback")])
     assert drop_handoff_call(thread, ALONE, lane=lane) == build(lane, [U("hello"), U("guard feedback")])
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_sibling_call_result_and_feedback_survive(lane: Lane) -> None:
-    """Behaviour 4: ``user, assistant, tool, user`` with a sibling call and its result survives the drop."""
+    """A ``user, assistant, tool, user`` thread with a sibling call and its result survives the drop."""
     out = drop_handoff_call(round_with_sibling(lane, feedback=True), EXPLORER, lane=lane)
     assert out == build(
         lane, [U("hello"), A(t("Exploring."), c("call-2", "updateStatus")), R("call-2"), U("guard feedback")]

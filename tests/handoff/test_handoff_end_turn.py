@@ -1,4 +1,4 @@
-"""Ending a turn from a tool: value, marks, decide, apply, end, the replayable step (behaviours 6, 7, 10-13)."""
+"""Ending a turn from a tool: value, marks, decide, apply, end, the replayable step."""
 
 from __future__ import annotations
 
@@ -7,29 +7,31 @@ from pydantic import BaseModel
 
 from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.handoff import (
-    CONTINUE,
     DeferredHandBack,
-    EndTurn,
     HandoffOutcome,
     HandoffScopes,
     RunnerState,
-    ToolSuccess,
     TurnEnded,
-    TurnMark,
     TurnMarks,
     TurnScope,
-    answer_value_of,
-    apply_end_turn_decision,
     close_handoff,
-    decide_end_turn,
     drop_handoff_call,
-    end_thread_with_answer,
-    handoff_resume_text,
     handoff_scope_key,
     push_scoped,
     record_turn_mark,
     run_end_turn_step,
 )
+from otel_toolturn.handoff._end_turn import (
+    CONTINUE,
+    EndTurn,
+    ToolSuccess,
+    TurnMark,
+    answer_value_of,
+    apply_end_turn_decision,
+    decide_end_turn,
+    end_thread_with_answer,
+)
+from otel_toolturn.handoff._texts import handoff_resume_text
 from tests.handoff.threads import ALONE, EXPLORER, contents, persona, round_with_sibling, snapshot
 from tests.transcripts import A, R, U, build, c, t
 
@@ -57,30 +59,30 @@ def mark(**overrides: object) -> TurnMark:
     return TurnMark(**fields)  # type: ignore[arg-type]
 
 
-# --- behaviour 6: the answer value ---------------------------------------------------------------
+# --- the answer value ----------------------------------------------------------------------------
 
 
 def test_answer_value_of_nothing_is_none() -> None:
-    """Behaviour 6: a tool that returned nothing answers ``None``."""
+    """A tool that returned nothing answers ``None``."""
     assert answer_value_of(None) is None
 
 
 def test_answer_value_of_a_success_is_its_value() -> None:
-    """Behaviour 6: a success wrapper answers its value, ``None`` when empty."""
+    """A success wrapper answers its value, ``None`` when empty."""
     value = {"n": 3}
     assert answer_value_of(ToolSuccess(value=value)) is value
     assert answer_value_of(ToolSuccess()) is None
 
 
 def test_answer_value_of_anything_else_passes_through() -> None:
-    """Behaviour 6: any other result, a failure included, is the value as it is."""
+    """Any other result, a failure included, is the value as it is."""
     failure = RuntimeError("boom")
     assert answer_value_of(failure) is failure
     assert answer_value_of("text") == "text"
 
 
 def test_an_empty_success_never_ends_the_turn() -> None:
-    """Behaviour 6: where a loop shows the model a "ran successfully" placeholder, the value is ``None``: no answer."""
+    """Where a loop shows the model a "ran successfully" placeholder, the value is ``None``: no answer."""
     state = record_turn_mark(
         RunnerState(),
         round_index=0,
@@ -96,7 +98,7 @@ def test_an_empty_success_never_ends_the_turn() -> None:
     assert decided.warnings == ("tool: end-turn ignored; the value is not a string",)
 
 
-# --- behaviour 7: recording a mark -------------------------------------------------------------
+# --- recording a mark --------------------------------------------------------------------------
 
 
 def _record(state: RunnerState, marks: TurnMarks, deferred: DeferredHandBack | None = None) -> RunnerState:
@@ -113,13 +115,13 @@ def _record(state: RunnerState, marks: TurnMarks, deferred: DeferredHandBack | N
 
 
 def test_marks_that_set_nothing_are_not_recorded() -> None:
-    """Behaviour 7: nothing set ⇒ nothing recorded (the very same state)."""
+    """Nothing set ⇒ nothing recorded (the very same state)."""
     state = RunnerState()
     assert _record(state, TurnMarks()) is state
 
 
 def test_value_is_recorded_only_with_end_turn() -> None:
-    """Behaviour 7: a hand-back alone is recorded without the value; with end-turn the value is kept."""
+    """A hand-back alone is recorded without the value; with end-turn the value is kept."""
     start = RunnerState()
     hand_back = _record(start, TurnMarks(message="Custom."))
     assert hand_back.turn_marks[2][1] == TurnMark(
@@ -132,13 +134,13 @@ def test_value_is_recorded_only_with_end_turn() -> None:
 
 
 def test_a_deferred_hand_back_alone_is_recorded() -> None:
-    """Behaviour 7: a deferred hand-back is something set, and rides in the mark."""
+    """A deferred hand-back is something set, and rides in the mark."""
     deferred = DeferredHandBack(scope_key="explorer:call-1:0", body="b", message=None)
     state = _record(RunnerState(), TurnMarks(), deferred)
     assert state.turn_marks[2][1].deferred_hand_back == deferred
 
 
-# --- behaviour 10: deciding ----------------------------------------------------------------------
+# --- deciding ------------------------------------------------------------------------------------
 
 
 def _decide(
@@ -154,19 +156,19 @@ def _decide(
 
 
 def test_no_marks_continue_silently() -> None:
-    """Behaviour 10: no marks ⇒ continue, no warning."""
+    """No marks ⇒ continue, no warning."""
     assert _decide({}, [0]) == (CONTINUE, ())
 
 
 def test_an_ordinary_tool_that_ran_alone_ends_the_turn() -> None:
-    """Behaviour 10: the round's only call that ran counts."""
+    """The round's only call that ran counts."""
     decision, warnings = _decide({0: mark()}, [0])
     assert decision == EndTurn(call_index=0, scope="llm", answer_text="answer", return_value="answer")
     assert warnings == ()
 
 
 def test_an_ordinary_tool_beside_other_calls_is_dropped_with_a_warning() -> None:
-    """Behaviour 10: an end-turn mark beside other calls warns and is dropped."""
+    """An end-turn mark beside other calls warns and is dropped."""
     assert _decide({1: mark()}, [0, 1]) == (
         CONTINUE,
         ("tool: end-turn ignored; it ran beside other tool calls in the same response",),
@@ -174,27 +176,27 @@ def test_an_ordinary_tool_beside_other_calls_is_dropped_with_a_warning() -> None
 
 
 def test_a_handoff_counts_beside_other_calls() -> None:
-    """Behaviour 10: a handoff runs last, after the others, so its mark counts."""
+    """A handoff runs last, after the others, so its mark counts."""
     decision, _ = _decide({1: mark(is_handoff=True, scope="turn")}, [0, 1])
     assert decision == EndTurn(call_index=1, scope="turn", answer_text="answer", return_value="answer")
 
 
 def test_two_ordinary_marks_give_two_warnings() -> None:
-    """Behaviour 10: two ordinary tools beside each other: both dropped, one warning each."""
+    """Two ordinary tools beside each other: both dropped, one warning each."""
     decision, warnings = _decide({0: mark(tool_name="a"), 1: mark(tool_name="b")}, [0, 1])
     assert decision == CONTINUE
     assert [w.split(":")[0] for w in warnings] == ["a", "b"]
 
 
 def test_two_counting_marks_warn_and_continue() -> None:
-    """Behaviour 10: two marks that would count is a guess, so the turn goes on with a warning."""
+    """Two marks that would count is a guess, so the turn goes on with a warning."""
     decision, warnings = _decide({0: mark(is_handoff=True), 1: mark(is_handoff=True)}, [0, 1])
     assert decision == CONTINUE
     assert warnings == ("end-turn ignored; 2 tool calls in one response asked to end the turn",)
 
 
 def test_a_pending_attachment_continues() -> None:
-    """Behaviour 10: a reply attachment waiting to be delivered keeps the turn going."""
+    """A reply attachment waiting to be delivered keeps the turn going."""
     assert _decide({0: mark()}, [0], pending=1) == (
         CONTINUE,
         ("tool: end-turn ignored; a reply attachment is waiting to be delivered",),
@@ -203,12 +205,12 @@ def test_a_pending_attachment_continues() -> None:
 
 @pytest.mark.parametrize("value", [None, {"a": 1}, 3])
 def test_without_structured_output_the_value_must_be_a_string(value: object) -> None:
-    """Behaviour 10: with no structured output, a value that is not a string continues with a warning."""
+    """With no structured output, a value that is not a string continues with a warning."""
     assert _decide({0: mark(value=value)}, [0]) == (CONTINUE, ("tool: end-turn ignored; the value is not a string",))
 
 
 def test_a_value_matching_the_structured_output_ends_with_its_json() -> None:
-    """Behaviour 10: the value matches the caller's type: its JSON is the answer text, the parsed value returned."""
+    """The value matches the caller's type: its JSON is the answer text, the parsed value returned."""
     decision, warnings = _decide({0: mark(value={"text": "hi é"})}, [0], response_format=REPLY)
     assert decision == EndTurn(
         call_index=0, scope="llm", answer_text='{"text":"hi é"}', return_value=Reply(text="hi é")
@@ -217,7 +219,7 @@ def test_a_value_matching_the_structured_output_ends_with_its_json() -> None:
 
 
 def test_a_value_not_matching_the_structured_output_continues() -> None:
-    """Behaviour 10: a value the caller's type rejects continues with a warning."""
+    """A value the caller's type rejects continues with a warning."""
     assert _decide({0: mark(value={"wrong": 1})}, [0], response_format=REPLY) == (
         CONTINUE,
         ("tool: end-turn ignored; the value does not match the caller's structured output",),
@@ -225,7 +227,7 @@ def test_a_value_not_matching_the_structured_output_continues() -> None:
 
 
 def test_a_hand_back_on_a_non_handoff_warns() -> None:
-    """Behaviour 10: only a handoff hands back; the text is ignored with a warning."""
+    """Only a handoff hands back; the text is ignored with a warning."""
     assert _decide({0: mark(end_turn=False, message="m", value=None)}, [0]) == (
         CONTINUE,
         ("tool: hand-back ignored; only a handoff hands back",),
@@ -233,18 +235,18 @@ def test_a_hand_back_on_a_non_handoff_warns() -> None:
 
 
 def test_a_handoff_hand_back_is_ignored_when_the_turn_ends() -> None:
-    """Behaviour 10: the turn ended, so the handoff's custom hand-back is never shown."""
+    """The turn ended, so the handoff's custom hand-back is never shown."""
     decision, warnings = _decide({0: mark(is_handoff=True, message="m")}, [0])
     assert isinstance(decision, EndTurn)
     assert warnings == ("tool: hand-back ignored; the turn ended",)
 
 
-# --- behaviour 11: applying ------------------------------------------------------------------------
+# --- applying --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_continue_pushes_every_deferred_hand_back_in_call_order(lane: Lane) -> None:
-    """Behaviour 11: continue ⇒ each deferred hand-back is pushed (custom text or the default)."""
+    """Continue ⇒ each deferred hand-back is pushed (custom text or the default)."""
     thread = build(lane, [U("q")])
     marks = {
         3: mark(
@@ -268,7 +270,7 @@ def test_continue_pushes_every_deferred_hand_back_in_call_order(lane: Lane) -> N
 
 @pytest.mark.parametrize("lane", LANES)
 def test_end_of_scope_llm_ends_the_thread_and_leaves_the_enclosing_tool_alone(lane: Lane) -> None:
-    """Behaviour 11: end ⇒ the thread ends with the answer; scope ``llm`` never touches the enclosing marks."""
+    """End ⇒ the thread ends with the answer; scope ``llm`` never touches the enclosing marks."""
     enclosing = TurnMarks()
     decision = EndTurn(call_index=0, scope="llm", answer_text="3 events", return_value="3 events")
     applied = apply_end_turn_decision(build(lane, [U("q")]), decision, {}, enclosing=enclosing, lane=lane)
@@ -279,7 +281,7 @@ def test_end_of_scope_llm_ends_the_thread_and_leaves_the_enclosing_tool_alone(la
 
 @pytest.mark.parametrize("scope", ["llm", "turn"])
 def test_end_of_scope_turn_inside_a_tool_body_marks_the_enclosing_loop(scope: TurnScope) -> None:
-    """Behaviour 11: scope ``turn`` inside a tool body re-marks the enclosing tool; at top level nothing to mark."""
+    """Scope ``turn`` inside a tool body re-marks the enclosing tool; at top level nothing to mark."""
     decision = EndTurn(call_index=0, scope=scope, answer_text="done", return_value="done")
     inside = apply_end_turn_decision([], decision, {}, enclosing=TurnMarks(message="m"), lane="openai.chat_completions")
     top = apply_end_turn_decision([], decision, {}, enclosing=None, lane="openai.chat_completions")
@@ -288,12 +290,12 @@ def test_end_of_scope_turn_inside_a_tool_body_marks_the_enclosing_loop(scope: Tu
     assert top.enclosing is None
 
 
-# --- behaviour 12: ending the thread with the answer ----------------------------------------------
+# --- ending the thread with the answer ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_a_trailing_plain_assistant_message_is_replaced(lane: Lane) -> None:
-    """Behaviour 12: the body's structured reply is replaced, never followed by a second assistant message."""
+    """The body's structured reply is replaced, never followed by a second assistant message."""
     thread = build(lane, [U("q"), A(t('{"answer": "3 events", "done": true}'))])
     before = snapshot(thread)
     assert end_thread_with_answer(thread, "3 events", lane=lane) == [*build(lane, [U("q")]), ANSWER]
@@ -302,7 +304,7 @@ def test_a_trailing_plain_assistant_message_is_replaced(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_the_caller_text_left_by_the_drop_is_replaced(lane: Lane) -> None:
-    """Behaviour 12: the caller's own text left by ``drop_handoff_call`` is replaced by the answer."""
+    """The caller's own text left by ``drop_handoff_call`` is replaced by the answer."""
     dropped = drop_handoff_call(build(lane, [U("q"), A(t("Let me check."), c("call-1", "explorer"))]), ALONE, lane=lane)
     out = end_thread_with_answer(dropped, "3 events", lane=lane)
     assert out == [*build(lane, [U("q")]), ANSWER]
@@ -320,12 +322,12 @@ def test_the_caller_text_left_by_the_drop_is_replaced(lane: Lane) -> None:
     ids=["after-user", "after-tool-result", "after-calls"],
 )
 def test_anything_else_is_followed_by_the_answer(lane: Lane, events: list[object]) -> None:
-    """Behaviour 12: after a user message, a tool result or a message still carrying calls, the answer is pushed."""
+    """After a user message, a tool result or a message still carrying calls, the answer is pushed."""
     thread = build(lane, events)  # type: ignore[arg-type]
     assert end_thread_with_answer(thread, "3 events", lane=lane) == [*thread, ANSWER]
 
 
-# --- behaviour 13: the step, replayed ---------------------------------------------------------------
+# --- the step, replayed -----------------------------------------------------------------------------
 
 
 def _round_with_ending_handoff(lane: Lane, *, value: object) -> tuple[RunnerState, list[object]]:
@@ -371,7 +373,7 @@ def _step(state: RunnerState, messages: list[object], lane: Lane, enclosing: Tur
 
 @pytest.mark.parametrize("lane", LANES)
 def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
-    """Behaviour 13: the step applies the decision, records ``turn_ended[round]`` and drops the round's marks."""
+    """The step applies the decision, records ``turn_ended[round]`` and drops the round's marks."""
     state, messages = _round_with_ending_handoff(lane, value="3 events")
     step = run_end_turn_step(
         state,
@@ -395,7 +397,7 @@ def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 @pytest.mark.parametrize("value", ["3 events", {"not": "a string"}], ids=["ends", "continues"])
 def test_step_replayed_from_recorded_state_finds_the_same_outcome(lane: Lane, value: object) -> None:
-    """Behaviour 13: replayed from the state before it or after it, the step gives the same outcome, applied once."""
+    """Replayed from the state before it or after it, the step gives the same outcome, applied once."""
     state, messages = _round_with_ending_handoff(lane, value=value)
     first = run_end_turn_step(
         state,

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.handoff import (
-    NO_MARKS,
     HandoffCall,
     HandoffOutcome,
     HandoffScopes,
@@ -18,8 +17,9 @@ from otel_toolturn.handoff import (
     drop_handoff_call,
     handoff_scope_key,
     push_scoped,
-    strip_handoff_system_messages,
 )
+from otel_toolturn.handoff._close import NO_MARKS
+from otel_toolturn.handoff._scope import strip_handoff_system_messages
 from tests.handoff.threads import ALONE, EXPLORER, persona, round_with_sibling
 from tests.transcripts import A, Event, R, U, build, c, t
 

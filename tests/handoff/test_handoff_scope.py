@@ -1,44 +1,43 @@
-"""Scope keys and stripping a dispatch's system messages (seed-002 behaviours 1 and 5)."""
+"""Scope keys and stripping a dispatch's system messages."""
 
 from __future__ import annotations
 
 import pytest
 
 from otel_toolturn import LANES, HandoffError, Lane
-from otel_toolturn.handoff import (
-    SCOPE_FIELD,
-    HandoffScopes,
-    finish_handoff,
-    finish_stopped_handoff,
-    handoff_resume_text,
-    handoff_scope_key,
-    handoff_stopped_text,
-    push_scoped,
-    scope_of,
-    strip_handoff_system_messages,
-    tag_scoped,
-)
+from otel_toolturn.handoff import HandoffOutcome, HandoffScopes, close_handoff, handoff_scope_key, push_scoped
+from otel_toolturn.handoff._close import NO_MARKS
+from otel_toolturn.handoff._scope import SCOPE_FIELD, scope_of, strip_handoff_system_messages, tag_scoped
+from otel_toolturn.handoff._texts import handoff_resume_text, handoff_stopped_text
 from tests.handoff.threads import contents, persona, snapshot
 
 TOP = HandoffScopes()
 KEY = handoff_scope_key(TOP, "explorer", "call-1")
 
 
+def _finish(messages: list[object], *, scope_key: str, tool_name: str, body: str, lane: Lane) -> list[object]:
+    """Close a handoff whose body succeeded and set no marks."""
+    outcome = HandoffOutcome(kind="success", text=body)
+    return close_handoff(
+        messages, scope_key=scope_key, tool_name=tool_name, outcome=outcome, marks=NO_MARKS, lane=lane
+    ).messages
+
+
 def test_key_is_tool_call_id_and_depth() -> None:
-    """Behaviour 1: the key is ``<tool>:<call id>:<depth>``, depth 0 with no dispatch open."""
+    """The key is ``<tool>:<call id>:<depth>``, depth 0 with no dispatch open."""
     assert KEY == "explorer:call-1:0"
     assert handoff_scope_key(TOP.enter(KEY), "oracle", "call-9") == "oracle:call-9:1"
 
 
 def test_nested_inside_itself_without_ids_gets_a_distinct_key() -> None:
-    """Behaviour 1: a handoff nested in itself, same name and empty id, still gets its own key."""
+    """A handoff nested in itself, same name and empty id, still gets its own key."""
     outer = handoff_scope_key(TOP, "subagent", "")
     inner = handoff_scope_key(TOP.enter(outer), "subagent", "")
     assert (outer, inner) == ("subagent::0", "subagent::1")
 
 
 def test_key_before_entering_equals_key_after_leaving() -> None:
-    """Behaviour 1: computed before entering and after leaving, the key is the same."""
+    """Computed before entering and after leaving, the key is the same."""
     outer = TOP.enter(handoff_scope_key(TOP, "outer", "o"))
     before = handoff_scope_key(outer, "subagent", "")
     inside = outer.enter(before)
@@ -81,10 +80,10 @@ def _after_body(lane: Lane) -> list[object]:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_finish_strips_the_body_persona_and_hands_back(lane: Lane) -> None:
-    """Behaviour 5: closing strips the dispatch's messages, keeps the caller's, pushes the hand-back."""
+    """Closing strips the dispatch's messages, keeps the caller's, pushes the hand-back."""
     thread = _after_body(lane)
     before = snapshot(thread)
-    out = finish_handoff(thread, scope_key=KEY, tool_name="explorer", body="the answer", lane=lane)
+    out = _finish(thread, scope_key=KEY, tool_name="explorer", body="the answer", lane=lane)
     assert contents(out) == [
         "caller persona",
         "hello",
@@ -100,21 +99,21 @@ def test_finish_strips_the_body_persona_and_hands_back(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_finish_removes_only_this_dispatch_messages(lane: Lane) -> None:
-    """Behaviour 5: another dispatch's tagged messages stay."""
+    """Another dispatch's tagged messages stay."""
     first = _after_body(lane)
     second_key = handoff_scope_key(TOP, "explorer", "call-2")
     thread = push_scoped(first, persona(lane, "second persona"), scopes=TOP.enter(second_key))
-    out = finish_handoff(thread, scope_key=second_key, tool_name="explorer", body="second answer", lane=lane)
+    out = _finish(thread, scope_key=second_key, tool_name="explorer", body="second answer", lane=lane)
     assert "subagent persona" in contents(out)
     assert "second persona" not in contents(out)
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_strip_survives_compaction_shifting_indexes(lane: Lane) -> None:
-    """Behaviour 5: compaction replaces a run with a summary; the tag rides with the kept message."""
+    """Compaction replaces a run with a summary; the tag rides with the kept message."""
     thread = _after_body(lane)
     compacted = [thread[0], persona(lane, "summary of earlier turns"), {"role": "user", "content": "more"}, *thread[2:]]
-    out = finish_handoff(compacted, scope_key=KEY, tool_name="explorer", body="the answer", lane=lane)
+    out = _finish(compacted, scope_key=KEY, tool_name="explorer", body="the answer", lane=lane)
     assert contents(out) == [
         "caller persona",
         "summary of earlier turns",
@@ -127,16 +126,16 @@ def test_strip_survives_compaction_shifting_indexes(lane: Lane) -> None:
 
 @pytest.mark.parametrize("lane", LANES)
 def test_compacted_away_dispatch_still_hands_back(lane: Lane) -> None:
-    """Behaviour 5: with the tagged messages summarised away, nothing is stripped and the hand-back comes."""
+    """With the tagged messages summarised away, nothing is stripped and the hand-back comes."""
     thread = [persona(lane, "caller persona"), persona(lane, "summary"), {"role": "assistant", "content": "x"}]
-    out = finish_handoff(thread, scope_key=KEY, tool_name="explorer", body="x", lane=lane)
+    out = _finish(thread, scope_key=KEY, tool_name="explorer", body="x", lane=lane)
     assert out[:3] == thread
     assert contents(out)[3] == handoff_resume_text("explorer", "x")
 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_nested_dispatches_strip_inner_persona_with_inner_hand_back(lane: Lane) -> None:
-    """Behaviour 5: the inner persona goes with the inner hand-back; the outer with the outer one."""
+    """The inner persona goes with the inner hand-back; the outer with the outer one."""
     outer_key = handoff_scope_key(TOP, "outerAgent", "call-o")
     outer = TOP.enter(outer_key)
     thread = push_scoped([{"role": "user", "content": "hello"}], persona(lane, "outer persona"), scopes=outer)
@@ -145,11 +144,11 @@ def test_nested_dispatches_strip_inner_persona_with_inner_hand_back(lane: Lane) 
     thread = push_scoped(thread, persona(lane, "inner persona"), scopes=inner)
     thread = [*thread, {"role": "assistant", "content": "inner answer"}]
     assert handoff_scope_key(inner.exit(), "subagent", "call-i") == inner_key
-    thread = finish_handoff(thread, scope_key=inner_key, tool_name="subagent", body="inner answer", lane=lane)
+    thread = _finish(thread, scope_key=inner_key, tool_name="subagent", body="inner answer", lane=lane)
     assert "outer persona" in contents(thread)
     assert "inner persona" not in contents(thread)
     thread = [*thread, {"role": "assistant", "content": "outer answer"}]
-    thread = finish_handoff(thread, scope_key=outer_key, tool_name="outerAgent", body="outer answer", lane=lane)
+    thread = _finish(thread, scope_key=outer_key, tool_name="outerAgent", body="outer answer", lane=lane)
     assert contents(thread) == [
         "hello",
         "inner answer",
@@ -161,13 +160,13 @@ def test_nested_dispatches_strip_inner_persona_with_inner_hand_back(lane: Lane) 
 
 @pytest.mark.parametrize("lane", LANES)
 def test_self_nested_without_ids_strips_only_the_inner_persona(lane: Lane) -> None:
-    """Behaviours 1 and 5: same name, empty ids — the inner close leaves the outer persona."""
+    """Same name, empty ids — the inner close leaves the outer persona."""
     outer_key = handoff_scope_key(TOP, "subagent", "")
     outer = TOP.enter(outer_key)
     thread = push_scoped([{"role": "user", "content": "hello"}], persona(lane, "outer persona"), scopes=outer)
     inner_key = handoff_scope_key(outer, "subagent", "")
     thread = push_scoped(thread, persona(lane, "inner persona"), scopes=outer.enter(inner_key))
-    out = finish_handoff(thread, scope_key=inner_key, tool_name="subagent", body="inner answer", lane=lane)
+    out = _finish(thread, scope_key=inner_key, tool_name="subagent", body="inner answer", lane=lane)
     assert [scope_of(m) for m in out] == [None, outer_key, None]
     assert "inner persona" not in contents(out)
 
@@ -175,7 +174,14 @@ def test_self_nested_without_ids_strips_only_the_inner_persona(lane: Lane) -> No
 @pytest.mark.parametrize("lane", LANES)
 def test_finish_stopped_strips_and_says_the_body_stopped(lane: Lane) -> None:
     """A stopped handoff strips the same way and hands back with the stopped text."""
-    out = finish_stopped_handoff(_after_body(lane), scope_key=KEY, tool_name="explorer", reason="timeout", lane=lane)
+    out = close_handoff(
+        _after_body(lane),
+        scope_key=KEY,
+        tool_name="explorer",
+        outcome=HandoffOutcome(kind="stopped", text="timeout"),
+        marks=NO_MARKS,
+        lane=lane,
+    ).messages
     assert "subagent persona" not in contents(out)
     assert contents(out)[-1] == handoff_stopped_text("explorer", "timeout")
 

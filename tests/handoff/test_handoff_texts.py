@@ -1,10 +1,10 @@
-"""The handoff texts, byte for byte (seed-002 behaviours, "Texts")."""
+"""The handoff texts, byte for byte."""
 
 from __future__ import annotations
 
 import pytest
 
-from otel_toolturn.handoff import (
+from otel_toolturn.handoff._texts import (
     handoff_not_started_text,
     handoff_resume_text,
     handoff_stopped_text,

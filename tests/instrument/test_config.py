@@ -1,14 +1,17 @@
-"""``init``'s options: keyword over ``OTEL_TOOLTURN_*`` over the default; unreadable values are typed errors."""
+"""``init``'s options: keyword over ``OTEL_TOOLTURN_*`` over the default; a bad keyword raises, a bad variable warns."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
 
-from otel_toolturn import ToolTurnInputError
-from otel_toolturn.instrument import Options, names
-from otel_toolturn.instrument._config import resolve_options
+from otel_toolturn import LANES, ToolTurnInputError
+from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
+from otel_toolturn.instrument._config import LANES_OF, resolve_options
+from tests.instrument.conftest import Otel
+from tests.instrument.wire import MODEL, Wire
 
 
 def test_defaults() -> None:
@@ -48,18 +51,63 @@ def test_genai_content_capture_variable_turns_capture_on(word: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("keywords", "environ", "named"),
+    ("keywords", "named"),
     [
-        ({"mode": "fix"}, {}, "mode='fix'"),
-        ({}, {names.ENV_MODE: "fix"}, names.ENV_MODE),
-        ({"providers": ["gemini"]}, {}, "'gemini'"),
-        ({"providers": "openai"}, {}, "providers='openai'"),
-        ({"max_tool_rounds": 0}, {}, "max_tool_rounds=0"),
-        ({}, {names.ENV_MAX_TOOL_ROUNDS: "many"}, names.ENV_MAX_TOOL_ROUNDS),
-        ({}, {names.ENV_CAPTURE_CONTENT: "maybe"}, names.ENV_CAPTURE_CONTENT),
+        ({"mode": "fix"}, "mode='fix': expected one of repair, observe"),
+        ({"providers": ["gemini"]}, "'gemini' is not a provider"),
+        ({"providers": "openai"}, "providers='openai'"),
+        ({"max_tool_rounds": 0}, "max_tool_rounds=0"),
+        ({"handoff_tools": "agent_*"}, "handoff_tools='agent_*'"),
     ],
 )
-def test_unreadable_values_name_what_arrived(keywords: dict[str, Any], environ: dict[str, str], named: str) -> None:
-    """An option that cannot be read raises ``ToolTurnInputError`` naming the option and the value."""
+def test_unreadable_keywords_name_what_arrived(keywords: dict[str, Any], named: str) -> None:
+    """A keyword that cannot be read raises ``ToolTurnInputError`` naming the option, the value, what was expected."""
     with pytest.raises(ToolTurnInputError, match=named.replace("*", r"\*")):
-        resolve_options(environ=environ, **keywords)
+        resolve_options(environ={}, **keywords)
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "expected"),
+    [
+        (names.ENV_MODE, "bogus", Options()),
+        (names.ENV_CAPTURE_CONTENT, "maybe", Options()),
+        (names.ENV_GENAI_CAPTURE_CONTENT, "perhaps", Options()),
+        (names.ENV_PROVIDERS, "gemini", Options()),
+        (names.ENV_PROVIDERS, "anthropic, gemini", Options(providers=("anthropic",))),
+        (names.ENV_MAX_TOOL_ROUNDS, "many", Options()),
+        (names.ENV_MAX_TOOL_ROUNDS, "0", Options()),
+    ],
+)
+def test_an_unreadable_variable_warns_and_its_default_is_used(
+    variable: str, raw: str, expected: Options, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A variable that cannot be read is a logged warning naming it and its value; the default is used."""
+    with caplog.at_level(logging.WARNING, logger="otel_toolturn.instrument"):
+        assert resolve_options(environ={variable: raw}) == expected
+    (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert variable in record.getMessage()
+    assert repr(raw.rsplit(",", maxsplit=1)[-1].strip()) in record.getMessage()
+
+
+def test_instrumenting_with_a_bogus_mode_variable_records_in_the_default_mode(
+    otel: Otel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OTEL_TOOLTURN_MODE=bogus``: instrumenting does not raise, and calls are recorded in repair mode."""
+    monkeypatch.setenv(names.ENV_MODE, "bogus")
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(
+        tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider, logger_provider=otel.logger_provider
+    )
+    try:
+        Wire().openai().chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+    finally:
+        instrumentor.uninstrument()
+    (span,) = otel.call_spans()
+    assert span.attributes is not None
+    assert span.attributes[names.MODE] == "repair"
+
+
+def test_each_lane_belongs_to_exactly_one_provider() -> None:
+    """The providers' lanes, read from the vocabulary, are every lane once."""
+    assert sorted(lane for lanes in LANES_OF.values() for lane in lanes) == sorted(LANES)
+    assert LANES_OF["anthropic"] == ("anthropic.messages",)

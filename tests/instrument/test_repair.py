@@ -13,7 +13,7 @@ from otel_toolturn._vocab import REPAIR_DROPS, REPAIR_FORMS
 from otel_toolturn.instrument import names
 from tests.instrument.conftest import Instrument
 from tests.instrument.wire import MODEL, Wire
-from tests.transcripts import A, Event, R, U, build, c, t
+from tests.transcripts import A, Event, R, U, build, c, t, th
 
 CASES: Final[dict[RepairForm, list[Event]]] = {
     "trailing_text": [U("q"), A(t("a"), c("c1"), t("b")), R("c1")],
@@ -26,12 +26,18 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
     "invalid_id": [U("go"), A(c("functions.lookup:0")), R("functions.lookup:0")],
     "late_result_in_place": [U("go"), A(c("c1")), U("next"), A(t("ok")), R("c1", "late")],
     "duplicate_result_in_place": [U("go"), A(c("c1")), R("c1", "a"), A(t("ok")), U("more"), R("c1", "b")],
+    "duplicate_item": [U("go"), A(th("plan", "rs_1"), t("a")), U("more"), A(th("again", "rs_1"), t("b"))],
+    "dangling_reasoning": [U("go"), A(c("c1")), R("c1"), A(th("plan"))],
 }
 """One broken transcript per form (the worked examples in the neutral notation)."""
 
+RESPONSES_ONLY: Final = ("duplicate_item", "dangling_reasoning")
+"""Forms of items only the Responses wire has: item ids, and reasoning items of their own."""
 APPLIES: Final[dict[Lane, tuple[RepairForm, ...]]] = {
-    "anthropic.messages": tuple(CASES),
-    "openai.chat_completions": tuple(f for f in CASES if f not in ("trailing_text", "reused_id", "invalid_id")),
+    "anthropic.messages": tuple(f for f in CASES if f not in RESPONSES_ONLY),
+    "openai.chat_completions": tuple(
+        f for f in CASES if f not in ("trailing_text", "reused_id", "invalid_id", *RESPONSES_ONLY)
+    ),
     "openai.responses": tuple(
         f for f in CASES if f not in ("trailing_text", "late_result", "late_result_in_place", "invalid_id")
     ),

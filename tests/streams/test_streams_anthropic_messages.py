@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from typing import Final
 
@@ -9,8 +11,9 @@ import pytest
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, StreamReport, observer_for
-from otel_toolturn.streams._cap import CAP_CLAUSE, TRANSPORT_CLAUSE
-from tests.streams._drive import both, final_of, raw_report
+from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
+from tests.streams._drive import as_object, both, fed, final_of, raw_report, sdk_report
 from tests.streams._frames import (
     Frame,
     a_block_stop,
@@ -229,3 +232,110 @@ def test_a_second_start_at_the_same_index_does_not_erase_the_first_call() -> Non
     r = raw_report(LANE, frames)
     assert [c.call_id for c in r.calls] == ["toolu_2"]
     assert [(d.cause, d.call_ids) for d in r.drops] == [("truncated", ("toolu_1",))]
+
+
+def frames_of_every_kind() -> list[Frame | str | bytes]:
+    """A stream with each kind of frame the observer keeps, refuses, or cannot read."""
+    parts = ['{"k": ', '"v"', "}"]
+    return [
+        a_start(),
+        a_text_start(0),
+        *[a_text(0, f"fragment {i}. ") for i in range(5)],
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hm"}},
+        a_block_stop(0),
+        a_tool_start(1, "toolu_1", "f"),
+        *[a_json(1, part) for part in parts[:2]],
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 7}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta"}},
+        a_json(9, "nowhere"),
+        {"type": "content_block_delta", "index": [], "delta": {"type": "input_json_delta", "partial_json": "x"}},
+        a_json(1, parts[2]),
+        a_block_stop(1),
+        '{"type": "ping"}',
+        "not json",
+        b"[1, 2]",
+        a_delta("tool_use"),
+        a_stop(),
+        a_text(0, "after the end"),
+        a_json(1, "after the end"),
+    ]
+
+
+def test_every_event_is_counted_once_and_read_alike_as_dicts_or_objects() -> None:
+    """Fragments kept or skipped, frames refused or unreadable: one count each, one report for dicts and objects."""
+    frames = frames_of_every_kind()
+    before = copy.deepcopy(frames)
+    as_dicts = fed(LANE, frames)
+    assert frames == before
+    assert as_dicts.events == len(frames)
+    assert [(c.call_id, dict(c.arguments)) for c in as_dicts.calls] == [("toolu_1", {"k": "v"})]
+    assert as_dicts.frames_unread == 2
+    assert [(d.cause, d.count) for d in as_dicts.drops] == [("bad_frame", 1)]
+    assert as_dicts.ends_ignored == StreamEndIgnored(statement="content", word="content_block_delta", count=2)
+    objects = [as_object(f) if isinstance(f, dict) else f for f in frames]
+    assert fed(LANE, objects) == as_dicts
+
+
+def test_a_frame_object_is_never_altered() -> None:
+    """Reading attribute-only frames of every kind leaves each as it was."""
+    objects = [as_object(f) if isinstance(f, dict) else f for f in frames_of_every_kind()]
+    before = [json.dumps(o, default=vars, sort_keys=True) if not isinstance(o, str | bytes) else o for o in objects]
+    fed(LANE, objects)
+    after = [json.dumps(o, default=vars, sort_keys=True) if not isinstance(o, str | bytes) else o for o in objects]
+    assert after == before
+
+
+def test_sdk_events_give_the_raw_report_events_included() -> None:
+    """The SDK's own event objects and the raw dicts give one report, the event count included."""
+    frames: list[Frame | str] = [
+        a_start(),
+        a_text_start(0),
+        *[a_text(0, f"fragment {i}. ") for i in range(30)],
+        a_block_stop(0),
+        a_tool_start(1, "toolu_1", "f"),
+        *[a_json(1, part) for part in ('{"a": [1, ', '2], "b"', ': "c"}')],
+        a_block_stop(1),
+        a_delta("tool_use"),
+        a_stop(),
+        a_text(0, "after the end"),
+    ]
+    via_sdk = sdk_report(LANE, frames)
+    assert via_sdk == raw_report(LANE, frames)
+    assert via_sdk.events == len(frames)
+    assert [dict(c.arguments) for c in via_sdk.calls] == [{"a": [1, 2], "b": "c"}]
+
+
+def test_streamed_text_reaches_the_poll_in_order() -> None:
+    """The text deltas give the repetition outcome of a poll fed the same fragments: spared hits and the cut."""
+    natural = [f"line {i}: fine. " for i in range(30)]
+    texts = [*natural, *[f"row {i % 5} | ok | " for i in range(25)], *natural, *["I will check the file. "] * 40]
+    poll = RepetitionPoll()
+    for text in texts:
+        poll.feed(text)
+    r = report(
+        [a_start(), a_text_start(0), *[a_text(0, t) for t in texts], a_block_stop(0), a_delta("end_turn"), a_stop()]
+    )
+    assert r.repetition == poll.report()
+    assert r.repetition.spared
+    assert r.repetition.cut is not None
+
+
+def test_a_report_taken_mid_stream_leaves_the_rest_alone() -> None:
+    """``finish`` mid-stream does not disturb the count or the text of the report taken at the end."""
+    observer = observer_for(LANE, requested_model="model-a")
+    frames = [a_start(), a_text_start(0), *[a_text(0, "I will check. ") for _ in range(40)]]
+    for frame in frames:
+        observer.feed(as_object(frame))
+    first = observer.finish()
+    rest = [*[a_text(0, "I will check. ") for _ in range(60)], a_block_stop(0), a_delta("end_turn"), a_stop()]
+    for frame in rest:
+        observer.feed(as_object(frame))
+    second = observer.finish()
+    assert (first.events, second.events) == (len(frames), len(frames) + len(rest))
+    assert first.torn
+    assert not second.torn
+    whole = raw_report(LANE, frames + rest)
+    assert dataclasses.replace(second, events=0) == dataclasses.replace(whole, events=0)
+    assert second.repetition.cut is not None

@@ -14,9 +14,9 @@ from otel_toolturn.streams import (
     InputTransformation,
     StreamReport,
     check_response,
-    input_transformations_of,
     sse_data,
 )
+from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from tests.streams._drive import as_object, both, fed
 from tests.streams._frames import Frame, a_block_stop, a_delta, a_dropped, a_start, a_stop, a_text, a_text_start
 from tests.streams._recordings import RECORDED

@@ -8,7 +8,7 @@ import pytest
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, observer_for
-from otel_toolturn.streams._cap import CAP_CLAUSE, TRANSPORT_CLAUSE
+from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
 from tests.streams._drive import both, final_of, raw_report
 from tests.streams._frames import (
     Frame,

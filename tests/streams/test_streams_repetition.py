@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_toolturn.streams import RepetitionPoll
-from otel_toolturn.streams._repetition import CUT_DEPTH, CUT_SPAN, POLL_EVERY, SPARED_DEPTH, WINDOW, tail_loop
+from otel_toolturn.streams._repetition import (
+    CUT_DEPTH,
+    CUT_SPAN,
+    POLL_EVERY,
+    SPARED_DEPTH,
+    WINDOW,
+    RepetitionPoll,
+    tail_loop,
+)
 
 PROSE = (
     "The quick brown fox jumps over the lazy dog while the committee debates the budget for the "
@@ -113,28 +120,16 @@ def test_once_tripped_it_stays_tripped() -> None:
     assert poll.feed("anything")
 
 
-@st.composite
-def _fragments(draw: st.DrawFn) -> list[object]:
-    """Stretches of natural text (never repeating) and loops of every depth, with stray non-text values."""
-    out: list[object] = []
-    for stretch in range(draw(st.integers(min_value=0, max_value=8))):
-        loop = draw(st.sampled_from(["I will check the file. ", "ok | ", "-", "row 1 | ", "ab"]))
-        out += [f"plain word {stretch}.{i} " for i in range(draw(st.integers(min_value=0, max_value=20)))]
-        out += [loop] * draw(st.integers(min_value=0, max_value=60))
-        if draw(st.booleans()):
-            out.append(draw(st.sampled_from([None, 7, ""])))
-    return out
-
-
-@given(fragments=_fragments(), cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12))
-def test_feed_many_polls_exactly_as_feed_one_by_one(fragments: list[object], cuts: list[int]) -> None:
-    """Fragments handed over in batches of any sizes give the very report of one ``feed`` per text fragment."""
-    one = RepetitionPoll()
-    for fragment in fragments:
-        if type(fragment) is str:
-            one.feed(fragment)
-    many = RepetitionPoll()
-    edges = [0, *sorted(min(cut, len(fragments)) for cut in cuts), len(fragments)]
+@given(cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=40))
+def test_a_loop_in_any_chunking_is_cut_as_the_same_segment(cuts: list[int]) -> None:
+    """Natural text then a long loop, cut into fragments anywhere: the poll cuts it, with one canonical segment."""
+    text = PROSE + "I will check the file. " * 60
+    edges = [0, *sorted(min(cut, len(text)) for cut in cuts), len(text)]
+    poll = RepetitionPoll()
     for start, stop in itertools.pairwise(edges):
-        many.feed_many(fragments[start:stop])
-    assert many.report() == one.report()
+        if stop > start:
+            poll.feed(text[start:stop])
+    cut = poll.report().cut
+    assert cut is not None
+    assert cut.rule == "segment_loop"
+    assert cut.segment == min(("I will check the file. "[i:] + "I will check the file. "[:i]) for i in range(23))

@@ -11,7 +11,7 @@ import pytest
 from otel_toolturn import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.streams import StreamObserver, StreamReport, check_response, observer_for
-from otel_toolturn.streams._cap import CAP_CLAUSE
+from otel_toolturn.streams._truncation_cause import CAP_CLAUSE
 from tests.streams._drive import raw_report
 from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, r_tool_turn, sse_bytes
 from tests.streams._sdk import anthropic_message, chat_completion, helper_events, report_of, responses_response

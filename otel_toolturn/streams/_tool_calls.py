@@ -1,6 +1,6 @@
-"""The fail-closed judge of a streamed tool call: its arguments and its name.
+"""A streamed tool call: the slot its frames fill, and the fail-closed judgement of it.
 
-A call runs only with arguments that are a complete JSON object and a tool name. Both helpers
+A call runs only with arguments that are a complete JSON object and a tool name. Both judges
 take the lane's evidence that the wire ended the call as ``closed`` — keyword-only, no default:
 a lane that does not state its evidence does not type-check. The evidence per lane:
 
@@ -17,7 +17,10 @@ arrives.
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Literal
+
+from otel_toolturn.streams._report import StreamDrop, StreamedCall
 
 
 def _reject_constant(word: str) -> object:
@@ -64,3 +67,56 @@ def name_missing_cause(*, closed: bool) -> Literal["unnamed", "truncated"]:
     (``truncated``). A missing part on an unclosed call is a cut call, whichever part is missing.
     """
     return "unnamed" if closed else "truncated"
+
+
+class CallSlot:
+    """One streamed tool call as the wire built it: identity, name, argument fragments, close evidence.
+
+    ``parts`` are the argument text fragments in the order the frames carried them; ``final``
+    is the complete argument text a done frame stated (it wins over the fragments); ``initial``
+    is an arguments object the call's opening frame already carried.
+    """
+
+    __slots__ = ("call_id", "choice", "closed", "final", "index", "initial", "name", "parts")
+
+    def __init__(self, *, index: int, choice: int = 0, call_id: str = "", name: str = "") -> None:
+        self.index = index
+        self.choice = choice
+        self.call_id = call_id
+        self.name = name
+        self.parts: list[str] = []
+        self.closed = False
+        self.final: str | None = None
+        self.initial: dict[str, object] | None = None
+
+    def text(self) -> str:
+        """Return the whole argument text: the done frame's, else the fragments joined."""
+        if self.final is not None:
+            return self.final
+        return "".join(self.parts)
+
+
+def judge_call(slot: CallSlot, *, closed: bool) -> StreamedCall | StreamDrop:
+    """One slot's verdict: a whole call, or a one-call drop with its cause.
+
+    The name is judged first (``name_missing_cause``), then the arguments
+    (``parse_streamed_tool_args``). An opening frame's arguments object stands for a call whose
+    wire sent no argument text, under the same ``closed`` evidence.
+    """
+    ids = (slot.call_id,) if slot.call_id else ()
+    if not slot.name:
+        return StreamDrop(cause=name_missing_cause(closed=closed), count=1, call_ids=ids)
+    text = slot.text()
+    if not text and slot.initial is not None:
+        arguments = dict(slot.initial) if closed else None
+    else:
+        arguments = parse_streamed_tool_args(text, closed=closed)
+    if arguments is None:
+        return StreamDrop(cause="truncated", count=1, call_ids=ids)
+    return StreamedCall(
+        call_id=slot.call_id,
+        name=slot.name,
+        arguments=MappingProxyType(arguments),
+        index=slot.index,
+        choice=slot.choice,
+    )

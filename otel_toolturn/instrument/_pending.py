@@ -1,0 +1,175 @@
+"""A call decided but not yet sent: its record is made when the SDK's HTTP send begins.
+
+Role: the seam between the request hook's decision and the recording. A patched call decides at
+once what it sends (``_request.decide_request``: the law runs before the SDK call, since it
+decides the request), then runs the SDK with its ``PendingCall`` current (``sending``). Nothing
+is recorded until the SDK sends: the send hook (``_patches``) calls ``sent``, which the first
+time makes the call's ``CallRecord`` in the context the call was made in, records the request
+(``_request.record_sent``: the receipt and the conversation's findings; then the counts and
+events) and gives the record, whose span is then current for that send. Every later send of the
+same call (the SDK's own retries) gets the same record.
+
+So a call the SDK refuses before any HTTP request goes out (its own check of the arguments, a
+body it cannot encode, a middleware's answer without a request) and a manager never entered
+start no span and count nothing; the SDK's exception reaches the caller unchanged.
+
+The SDK's own call span (the anthropic SDK starts one before it sends, when its client has a
+tracer) is kept by ``keep_sdk_span`` when no other GenAI span was current at the call; the record
+made at the send records onto it (``CallRecord.adopt``). Its ``end`` is held until the record
+finishes; a call never sent lets the SDK end it at once, with nothing of ours on it.
+
+One call is sent from one thread or task at a time (the SDK's attempts follow one another), so
+``sent`` takes no lock.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar, Token
+from types import TracebackType
+
+from opentelemetry import context as context_api
+from opentelemetry.trace import Span
+
+from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._record import CallRecord, current_genai_span, held_end
+from otel_toolturn.instrument._request import PreparedRequest, record_sent
+from otel_toolturn.instrument._telemetry import Telemetry
+
+PENDING: ContextVar[PendingCall | None] = ContextVar("otel_toolturn_pending", default=None)
+"""The call whose SDK request is running in this context and has not been recorded yet."""
+
+
+class _Sending:
+    """``PendingCall.sending``: the call is ``PENDING`` inside."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: PendingCall) -> None:
+        self._call = call
+        self._token: Token[PendingCall | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = PENDING.set(self._call)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._token is not None:
+            PENDING.reset(self._token)
+
+
+class PendingCall:
+    """One call's decision, waiting for the SDK to send it (see the module docstring)."""
+
+    __slots__ = (
+        "_adopts",
+        "_caller_kwargs",
+        "_context",
+        "_decided",
+        "_sdk_span",
+        "_sent",
+        "_server_address",
+        "_started_ns",
+        "lane",
+        "provider",
+        "record",
+        "telemetry",
+    )
+
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        *,
+        lane: Lane,
+        provider: Provider,
+        decided: PreparedRequest,
+        caller_kwargs: dict[str, object],
+        server_address: str | None,
+    ) -> None:
+        self.telemetry = telemetry
+        self.lane = lane
+        self.provider = provider
+        self._decided = decided
+        self._caller_kwargs = caller_kwargs
+        self._server_address = server_address
+        self._context = context_api.get_current()
+        self._adopts = current_genai_span() is None
+        self._started_ns = time.time_ns()
+        self._sdk_span: Span | None = None
+        self._sent = False
+        self.record: CallRecord | None = None
+        """The call's record once the SDK has sent it (``None``: not sent, or its telemetry failed)."""
+
+    @property
+    def kwargs(self) -> dict[str, object]:
+        """The keyword arguments the SDK is called with (the decision)."""
+        return self._decided.kwargs
+
+    def sending(self) -> _Sending:
+        """While the SDK runs this call (its method, or a manager's entry): the call is ``PENDING``."""
+        return _Sending(self)
+
+    def sent(self) -> CallRecord | None:
+        """The SDK sends this call: its record, made and the request recorded on the first send.
+
+        ``None``: the record could not be made (counted; the call goes on uninstrumented).
+        """
+        if self._sent:
+            return self.record
+        self._sent = True
+        telemetry = self.telemetry
+        model = self._caller_kwargs.get("model")
+        sdk_span = self._sdk_span
+        token = context_api.attach(self._context)
+        try:
+            record = CallRecord(
+                telemetry,
+                defer_span=sdk_span is not None,
+                lane=self.lane,
+                provider=self.provider,
+                requested_model=model if isinstance(model, str) else None,
+                server_address=self._server_address,
+                started_ns=self._started_ns,
+            )
+            if sdk_span is not None:
+                record.adopt(sdk_span)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("span", exc)
+            return None
+        finally:
+            context_api.detach(token)
+        self.record = record
+        prepared = record_sent(
+            self._decided, self._caller_kwargs, lane=self.lane, options=telemetry.options, receipt=record.recording
+        )
+        try:
+            record.request(prepared)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("request", exc)
+        return record
+
+    def keep_sdk_span(self, span: Span) -> Span:
+        """The SDK started its own call span for this call: the span the SDK should use (see the module docstring)."""
+        if not self._adopts or self._sent or self._sdk_span is not None:
+            return span
+        self._sdk_span = span
+        return held_end(span, self)
+
+    def hold_end(self, span: Span, end_time: int | None) -> bool:
+        """The SDK ends its span: held by the record until it finishes (``False``: never sent, end now)."""
+        record = self.record
+        return record is not None and record.hold_end(span, end_time)
+
+    def failed(self, error: BaseException) -> None:
+        """The SDK raised ``error``: a call it sent ends its record with it; a call never sent records nothing."""
+        record = self.record
+        if record is not None:
+            record.finish(error)
+
+    def finish(self) -> None:
+        """The call is over (a manager's exit: the caller's stop): its record, if it was sent, ends."""
+        record = self.record
+        if record is not None:
+            record.finish(caller_closed=True)

@@ -1,0 +1,291 @@
+"""The LiteLLM callback: the law on the provider body LiteLLM is about to send, and the call's record.
+
+Role: the thin edge between LiteLLM's hooks and the instrumentation's own stages. It converts
+what a hook hands it, runs the request pipeline (``instrument._request``: materialise, law,
+compose, receipt) and the call record (``instrument._record``), and writes the decision back
+into LiteLLM's own request; it decides nothing itself. Telemetry is the live instrumentation's
+(``init()``); with none, every hook passes through.
+
+Which hook serves which path (LiteLLM 1.110):
+
+- chat (``completion``/``acompletion``, any OpenAI-compatible provider and ``anthropic``) and
+  Responses (``responses``/``aresponses``): ``log_pre_api_call``, called right before the HTTP
+  request with the provider-shaped body in ``kwargs["additional_args"]["complete_input_dict"]``.
+  That dict is the very one LiteLLM then sends, so the repaired transcript is written into it
+  (the key replaced, never the caller's list or items mutated);
+- the Anthropic-native messages route (``litellm.anthropic.messages.acreate``, the proxy's
+  ``/v1/messages``): ``async_pre_request_hook``, which LiteLLM calls before it builds the body
+  (its pre-call hook sees the body already serialised). Its ``messages`` list is LiteLLM's own
+  copy of the caller's, rewritten in place; a withheld ``tool_choice`` is returned in the
+  kwargs. A logger overriding this hook keeps LiteLLM's Messages calls on its Python path;
+- a body in no lane of ours (``_litellm_lanes.lane_of``) passes through untouched, unrecorded.
+
+The response: a whole response is checked from the provider's own JSON that LiteLLM logs
+(``log_post_api_call``: usage, finish reasons, model, calls) and the record ends there; a
+stream's record ends on the call's success or failure callback, with the assembled response
+checked when LiteLLM assembles it in the lane's own shape (chat, Responses). A failure ends
+the record with LiteLLM's exception. Every hook is guarded: an error is counted and logged at
+debug, and LiteLLM proceeds with its request as it stands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
+from urllib.parse import urlsplit
+
+import litellm
+from litellm.integrations.custom_logger import CustomLogger
+
+from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument import names
+from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._patches import STATE
+from otel_toolturn.instrument._record import CallRecord
+from otel_toolturn.instrument._request import PreparedRequest, materialise, prepare_request
+from otel_toolturn.instrument._telemetry import Telemetry
+from otel_toolturn.instrument._withhold import current_scope
+from otel_toolturn.integrations._litellm_calls import OpenCalls
+from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
+
+_SHAPED_STREAMS: Final[frozenset[Lane]] = frozenset({"openai.chat_completions", "openai.responses"})
+"""Lanes whose streamed response LiteLLM assembles in the lane's own shape (checked on success)."""
+
+_T = TypeVar("_T")
+
+
+def _provider_of(lane: Lane) -> Provider:
+    """The wire's provider family (``gen_ai.provider.name``): every OpenAI-compatible wire is ``openai``."""
+    return "anthropic" if lane == "anthropic.messages" else "openai"
+
+
+def _host(api_base: object) -> str | None:
+    if not isinstance(api_base, str) or not api_base:
+        return None
+    return urlsplit(api_base).hostname
+
+
+def _openai_compatible() -> tuple[str, ...]:
+    names_ = getattr(litellm, "openai_compatible_providers", ())
+    return tuple(n for n in names_ if isinstance(n, str))
+
+
+def _provider_json(original: object) -> Mapping[str, object] | None:
+    """The provider's whole JSON response as LiteLLM logged it, or ``None`` (an error, a stream, not JSON)."""
+    if isinstance(original, (str, bytes)):
+        try:
+            original = json.loads(original)
+        except ValueError:
+            return None
+    if not isinstance(original, Mapping) or "error" in original or original.get("type") == "error":
+        return None
+    return original
+
+
+class ToolTurnLogger(CustomLogger):
+    """LiteLLM's ``CustomLogger`` for otel-toolturn (see the module docstring); one instance serves a process."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = OpenCalls()
+
+    # --- request ---------------------------------------------------------------------------------
+    def _guarded(self, telemetry: Telemetry, stage: names.ErrorStage, step: Callable[[], _T]) -> _T | None:
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error(stage, exc)
+            return None
+
+    def _begin(
+        self,
+        telemetry: Telemetry,
+        *,
+        call_id: object,
+        lane: Lane,
+        request: dict[str, object],
+        model: str | None,
+        api_base: object,
+    ) -> PreparedRequest | None:
+        """Start the call's record and decide its request; ``None`` ⇒ send it as it is, unrecorded."""
+        materialised = self._guarded(telemetry, "request", lambda: materialise(request, lane))
+        if materialised is None or not materialised.readable:
+            return None
+        record = self._guarded(
+            telemetry,
+            "span",
+            lambda: CallRecord(
+                telemetry,
+                lane=lane,
+                provider=_provider_of(lane),
+                requested_model=model,
+                server_address=_host(api_base),
+            ),
+        )
+        if record is None:
+            return None
+        kwargs = materialised.kwargs
+        prepared = self._guarded(
+            telemetry,
+            "law",
+            lambda: prepare_request(
+                kwargs, lane=lane, options=telemetry.options, scope=current_scope(), receipt=record.recording
+            ),
+        )
+        if prepared is None:
+            record.finish()
+            return None
+        self._guarded(telemetry, "request", lambda: record.request(prepared))
+        if isinstance(call_id, str):
+            self.calls.start(call_id, record)
+        else:
+            record.finish()
+        return prepared
+
+    def log_pre_api_call(self, model: object, messages: object, kwargs: dict[str, object]) -> None:
+        """Chat and Responses: repair the body about to be sent, in place, and start its record."""
+        del model, messages
+        telemetry = STATE.telemetry
+        if telemetry is None:
+            return
+        try:
+            additional = kwargs.get("additional_args")
+            body = additional.get("complete_input_dict") if isinstance(additional, dict) else None
+            if not isinstance(body, dict):
+                return
+            lane = lane_of(
+                kwargs.get("call_type"),
+                kwargs.get("custom_llm_provider"),
+                body,
+                openai_compatible=_openai_compatible(),
+            )
+            if lane is None:
+                return
+            requested = body.get("model")
+            prepared = self._begin(
+                telemetry,
+                call_id=kwargs.get("litellm_call_id"),
+                lane=lane,
+                request=body,
+                model=requested if isinstance(requested, str) else None,
+                api_base=additional.get("api_base") if isinstance(additional, dict) else None,
+            )
+            if prepared is not None:
+                for key, value in prepared.kwargs.items():
+                    if body.get(key) is not value:
+                        body[key] = value
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("request", exc)
+
+    async def async_pre_request_hook(
+        self, model: str, messages: list[object], kwargs: dict[str, object]
+    ) -> dict[str, object] | None:
+        """The Anthropic-native messages route: repair LiteLLM's copy of ``messages`` in place, start the record."""
+        telemetry = STATE.telemetry
+        if telemetry is None:
+            return None
+        try:
+            params = kwargs.get("litellm_params")
+            provider = params.get("custom_llm_provider") if isinstance(params, dict) else None
+            if provider != "anthropic" or not isinstance(messages, list):
+                return None
+            request: dict[str, object] = {"model": bare_model(model, provider), "messages": messages}
+            for key in ("tools", "tool_choice"):
+                if kwargs.get(key) is not None:
+                    request[key] = kwargs[key]
+            prepared = self._begin(
+                telemetry,
+                call_id=kwargs.get("litellm_call_id"),
+                lane="anthropic.messages",
+                request=request,
+                model=bare_model(model, provider),
+                api_base=kwargs.get("api_base"),
+            )
+            if prepared is None:
+                return None
+            sent = prepared.kwargs.get("messages")
+            if isinstance(sent, list) and sent is not messages:
+                messages[:] = sent
+            choice = prepared.kwargs.get("tool_choice")
+            if choice is not None and choice is not kwargs.get("tool_choice"):
+                return {**kwargs, "tool_choice": choice}
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("request", exc)
+        return None
+
+    # --- response --------------------------------------------------------------------------------
+    def log_post_api_call(
+        self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
+    ) -> None:
+        """A whole response arrived: check the provider's JSON and end the record (a stream waits for its end)."""
+        del response_obj, start_time, end_time
+        telemetry = STATE.telemetry
+        call_id = kwargs.get("litellm_call_id")
+        if telemetry is None or not isinstance(call_id, str) or kwargs.get("stream") is True:
+            return
+        try:
+            if self.calls.peek(call_id) is None:
+                return
+            response = _provider_json(kwargs.get("original_response"))
+            if response is None:
+                return
+            record = self.calls.take(call_id)
+            if record is not None:
+                record.response(response)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("response", exc)
+
+    def _succeeded(self, kwargs: dict[str, object], response_obj: object) -> None:
+        call_id = kwargs.get("litellm_call_id")
+        record = self.calls.take(call_id) if isinstance(call_id, str) else None
+        if record is None:
+            return
+        if record.lane in _SHAPED_STREAMS and response_obj is not None:
+            record.response(response_obj)
+        else:
+            record.finish()
+
+    def _failed(self, kwargs: dict[str, object]) -> None:
+        call_id = kwargs.get("litellm_call_id")
+        record = self.calls.take(call_id) if isinstance(call_id, str) else None
+        if record is None:
+            return
+        exception = kwargs.get("exception")
+        record.finish(exception if isinstance(exception, BaseException) else None)
+
+    def _ended(self, step: Callable[[], None]) -> None:
+        telemetry = STATE.telemetry
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            if telemetry is not None:
+                telemetry.error("response", exc)
+
+    def log_success_event(
+        self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
+    ) -> None:
+        """The call succeeded (a stream: once exhausted): end its record if still open."""
+        del start_time, end_time
+        self._ended(lambda: self._succeeded(kwargs, response_obj))
+
+    async def async_log_success_event(
+        self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
+    ) -> None:
+        """The async twin of ``log_success_event``."""
+        del start_time, end_time
+        self._ended(lambda: self._succeeded(kwargs, response_obj))
+
+    def log_failure_event(
+        self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
+    ) -> None:
+        """The call failed: end its record with LiteLLM's exception."""
+        del response_obj, start_time, end_time
+        self._ended(lambda: self._failed(kwargs))
+
+    async def async_log_failure_event(
+        self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
+    ) -> None:
+        """The async twin of ``log_failure_event``."""
+        del response_obj, start_time, end_time
+        self._ended(lambda: self._failed(kwargs))

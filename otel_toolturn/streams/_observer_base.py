@@ -1,0 +1,109 @@
+"""What every lane's stream observer keeps, and the steps they share: decoding, usage, the report.
+
+A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``) subclasses
+``ObserverBase``: its ``feed`` counts the event, reads it once, the one way its lane defines,
+and keeps the facts here (the ledger, the repetition poll, the reported model, the response id,
+the token counts, the frames it could not read); its ``finish`` hands its call slots, endings
+and cap stop to ``_report``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from otel_toolturn.streams._frame import UNDECODABLE, decode_frame, field, int_or_none
+from otel_toolturn.streams._ledger import StreamEndLedger
+from otel_toolturn.streams._model_check import ReportedModel
+from otel_toolturn.streams._repetition import RepetitionPoll
+from otel_toolturn.streams._report import StreamReport, Usage
+from otel_toolturn.streams._settle import settle
+from otel_toolturn.streams._tool_calls import CallSlot
+from otel_toolturn.streams._truncation_cause import OutputCapFacts
+
+
+class ObserverBase:
+    """The state every lane's observer keeps (see the module docstring)."""
+
+    __slots__ = (
+        "_bad",
+        "_events",
+        "_input_tokens",
+        "_ledger",
+        "_max_output_tokens",
+        "_model",
+        "_output_tokens",
+        "_poll",
+        "_requested",
+        "_response_id",
+        "_unread",
+    )
+
+    def __init__(self, *, requested_model: str | None, max_output_tokens: int | None) -> None:
+        self._requested = requested_model
+        self._max_output_tokens = max_output_tokens
+        self._ledger = StreamEndLedger()
+        self._poll = RepetitionPoll()
+        self._model = ReportedModel()
+        self._response_id: str | None = None
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
+        self._events = 0
+        self._bad = 0
+        self._unread = 0
+
+    def _decode(self, raw: str | bytes) -> object:
+        """A raw ``data:`` payload as a dict to read; ``None`` when there is nothing to read.
+
+        ``[DONE]`` reads as nothing; a frame that is not JSON is counted as ``bad_frame``, JSON that
+        is not an object as unread.
+        """
+        decoded = decode_frame(raw)
+        if decoded is None:
+            return None
+        if decoded is UNDECODABLE:
+            self._bad += 1
+            return None
+        if type(decoded) is not dict:
+            self._unread += 1
+            return None
+        return decoded
+
+    def _read_usage(self, usage: object, *, input_key: str, output_key: str) -> None:
+        """Take the provider's token counts from a usage record; a count it does not state is kept."""
+        if usage is None:
+            return
+        input_tokens = int_or_none(field(usage, input_key))
+        if input_tokens is not None:
+            self._input_tokens = input_tokens
+        output_tokens = int_or_none(field(usage, output_key))
+        if output_tokens is not None:
+            self._output_tokens = output_tokens
+
+    def _report(
+        self,
+        *,
+        slots: Iterable[CallSlot],
+        closed_of: Callable[[CallSlot], bool],
+        finish_reasons: tuple[str, ...],
+        cap_stop: bool,
+        torn: bool,
+    ) -> StreamReport:
+        """The report of everything fed so far, from the lane's calls, endings and cap stop."""
+        return settle(
+            slots=slots,
+            closed_of=closed_of,
+            ledger=self._ledger,
+            torn=torn,
+            finish_reasons=finish_reasons,
+            response_id=self._response_id,
+            requested_model=self._requested,
+            model=self._model,
+            cap=OutputCapFacts(
+                cap_stop=cap_stop, output_tokens=self._output_tokens, cap_tokens=self._max_output_tokens
+            ),
+            repetition=self._poll.report(),
+            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            bad_frames=self._bad,
+            frames_unread=self._unread,
+            events=self._events,
+        )

@@ -1,0 +1,107 @@
+"""LiteLLM calls against the simulator, one per (entry point, provider), and the broken transcripts they send.
+
+``CALLS`` names each way an application reaches a provider through LiteLLM; ``send`` makes one
+call (plain or streamed, sync or async, read to its end) with a transcript built in that entry
+point's own shape. LiteLLM reads the price and header tables locally (no network).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Final
+
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+
+from otel_toolturn import Lane
+from otel_toolturn.simulator import Simulator
+from tests.transcripts import A, Event, R, U, build, c, t
+
+__all__ = ["BREAKS", "CALLS", "Call", "litellm", "send_async", "send_sync"]
+
+OPENAI_MODEL: Final = "gpt-4o-mini"
+ANTHROPIC_MODEL: Final = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One LiteLLM entry point on one provider: the transcript shape it takes and the lane that goes out."""
+
+    entry: str
+    provider: str
+    shape: Lane
+    wire: Lane
+
+    @property
+    def is_async(self) -> bool:
+        return self.entry.startswith("a")
+
+    def __str__(self) -> str:
+        return f"{self.entry}-{self.provider}"
+
+
+CALLS: Final = (
+    Call("completion", "openai", "openai.chat_completions", "openai.chat_completions"),
+    Call("completion", "anthropic", "openai.chat_completions", "anthropic.messages"),
+    Call("acompletion", "openai", "openai.chat_completions", "openai.chat_completions"),
+    Call("acompletion", "anthropic", "openai.chat_completions", "anthropic.messages"),
+    Call("responses", "openai", "openai.responses", "openai.responses"),
+    Call("aresponses", "openai", "openai.responses", "openai.responses"),
+    Call("amessages", "anthropic", "anthropic.messages", "anthropic.messages"),
+)
+
+BREAKS: Final[dict[str, tuple[Event, ...]]] = {
+    "missing": (U("read a"), A(t("Reading."), c("call_1", "read")), U("and now?")),
+    "late": (U("read a"), A(c("call_1", "read")), U("skip it"), A(t("Skipped.")), R("call_1", "a's text"), U("go on")),
+    "orphan": (U("read a"), R("call_9", "stray"), U("go on")),
+}
+"""A result missing, a result arriving after the model answered, a result with no call."""
+
+
+def _base(sim: Simulator, call: Call) -> str:
+    return sim.openai_base_url if call.provider == "openai" else sim.base_url
+
+
+def _kwargs(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> dict[str, Any]:
+    model = OPENAI_MODEL if call.provider == "openai" else ANTHROPIC_MODEL
+    kwargs: dict[str, Any] = {
+        "model": f"{call.provider}/{model}",
+        "api_base": _base(sim, call),
+        "api_key": "sk-test",
+        "stream": stream,
+    }
+    transcript = build(call.shape, events)
+    if call.shape == "openai.responses":
+        kwargs["input"] = transcript
+    else:
+        kwargs["messages"] = transcript
+        kwargs["max_tokens"] = 64
+    return kwargs
+
+
+def send_sync(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> object:
+    """Make one sync call; a stream is read to its end."""
+    kwargs = _kwargs(sim, call, events, stream=stream)
+    response: Any = litellm.completion(**kwargs) if call.entry == "completion" else litellm.responses(**kwargs)
+    if stream:
+        for _ in response:
+            pass
+    return response
+
+
+async def send_async(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> object:
+    """Make one async call; a stream is read to its end."""
+    kwargs = _kwargs(sim, call, events, stream=stream)
+    if call.entry == "acompletion":
+        response: Any = await litellm.acompletion(**kwargs)
+    elif call.entry == "aresponses":
+        response = await litellm.aresponses(**kwargs)
+    else:
+        response = await litellm.anthropic.messages.acreate(**kwargs)  # type: ignore[attr-defined]
+    if stream:
+        async for _ in response:
+            pass
+    return response

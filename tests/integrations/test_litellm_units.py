@@ -1,0 +1,135 @@
+"""The LiteLLM integration's pure parts and its registration, without a provider."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_toolturn.instrument import Options, ToolTurnInstrumentor
+from otel_toolturn.integrations import _litellm_logger
+from otel_toolturn.integrations._litellm_calls import OpenCalls
+from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
+from otel_toolturn.integrations.litellm import LOGGER
+from tests.instrument.conftest import Otel, make_otel
+from tests.integrations.litellm_calls import litellm
+
+pytestmark = pytest.mark.filterwarnings("ignore:Items? .* using the `ReadOnly` qualifier:UserWarning")
+
+
+@pytest.mark.parametrize(
+    ("call_type", "provider", "body", "lane"),
+    [
+        ("completion", "openai", {"messages": []}, "openai.chat_completions"),
+        ("acompletion", "groq", {"messages": []}, "openai.chat_completions"),
+        ("completion", "anthropic", {"messages": []}, "anthropic.messages"),
+        ("responses", "openai", {"input": []}, "openai.responses"),
+        ("aresponses", "openai", {"input": "hi"}, "openai.responses"),
+        ("responses", "anthropic", {"messages": []}, "anthropic.messages"),
+        ("completion", "bedrock", {"messages": []}, None),
+        ("completion", "gemini", {"contents": []}, None),
+        ("anthropic_messages", "anthropic", {"messages": []}, None),
+        ("embedding", "openai", {"input": []}, None),
+        ("completion", None, {"messages": []}, None),
+    ],
+)
+def test_lane_of_names_the_wire_or_none(
+    call_type: str, provider: str | None, body: dict[str, object], lane: str | None
+) -> None:
+    """Chat and Responses bodies of OpenAI-compatible and Anthropic providers get their lane; anything else none."""
+    assert lane_of(call_type, provider, body, openai_compatible=("groq",)) == lane
+
+
+def test_bare_model_drops_only_the_routing_prefix() -> None:
+    """``anthropic/claude-x`` names ``claude-x``; a model without the prefix is kept; none is ``None``."""
+    assert bare_model("anthropic/claude-x", "anthropic") == "claude-x"
+    assert bare_model("claude-x", "anthropic") == "claude-x"
+    assert bare_model(None, "anthropic") is None
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.finished = 0
+
+    def finish(self, error: BaseException | None = None) -> None:
+        del error
+        self.finished += 1
+
+
+def test_open_calls_end_a_retried_request_and_the_oldest_past_capacity() -> None:
+    """A second request of one call ends the first; past capacity the oldest ends; ``take`` hands it over."""
+    calls = OpenCalls(capacity=2)
+    first, retry, other, third = _Record(), _Record(), _Record(), _Record()
+    calls.start("a", first)  # type: ignore[arg-type]
+    calls.start("a", retry)  # type: ignore[arg-type]
+    assert (first.finished, len(calls)) == (1, 1)
+    calls.start("b", other)  # type: ignore[arg-type]
+    calls.start("c", third)  # type: ignore[arg-type]
+    assert retry.finished == 1
+    taken: object = calls.take("b")
+    assert taken is other
+    assert calls.take("b") is None
+    calls.close_all()
+    assert (third.finished, other.finished, len(calls)) == (1, 0, 0)
+
+
+@pytest.fixture
+def otel() -> Otel:
+    return make_otel()
+
+
+def _ours() -> list[object]:
+    return [cb for cb in litellm.callbacks if type(cb).__name__ == "ToolTurnLogger"]
+
+
+def test_instrument_registers_once_and_uninstrument_removes(otel: Otel) -> None:
+    """With the ``litellm`` provider, instrumenting adds the callback once; uninstrumenting removes it."""
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+    try:
+        assert len(_ours()) == 1
+    finally:
+        instrumentor.uninstrument()
+    assert _ours() == []
+
+
+def test_without_the_litellm_provider_nothing_is_registered(otel: Otel) -> None:
+    """``providers`` without ``litellm`` leaves LiteLLM's callbacks alone."""
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(
+        options=Options(providers=("openai", "anthropic")),
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+    )
+    try:
+        assert _ours() == []
+    finally:
+        instrumentor.uninstrument()
+
+
+def test_a_failing_law_is_counted_and_the_request_goes_as_it_stands(
+    otel: Otel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The law raising inside the hook: one ``law`` error counted, the body untouched, the span ended once."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ValueError("refused")
+
+    monkeypatch.setattr(_litellm_logger, "prepare_request", refuse)
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+    try:
+        messages = [{"role": "user", "content": "hi"}]
+        body: dict[str, object] = {"model": "m", "messages": messages}
+        kwargs: dict[str, object] = {
+            "call_type": "completion",
+            "custom_llm_provider": "openai",
+            "litellm_call_id": "call-1",
+            "additional_args": {"complete_input_dict": body},
+        }
+        LOGGER.log_pre_api_call("m", None, kwargs)
+        assert body == {"model": "m", "messages": messages}
+        assert body["messages"] is messages
+        assert otel.total("toolturn.instrumentation.errors", toolturn__error__stage="law") == 1
+        assert len(otel.spans()) == 1
+        assert len(LOGGER.calls) == 0
+    finally:
+        instrumentor.uninstrument()
