@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from otel_toolturn.streams._frame import UNDECODABLE, decode_frame, field, int_or_none
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, UNDECODABLE, Getter, decode_frame, field, int_or_none
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._model_check import ReportedModel
 from otel_toolturn.streams._repetition import RepetitionPoll
@@ -50,6 +50,19 @@ class ObserverBase:
         self._events = 0
         self._bad = 0
         self._unread = 0
+
+    def _opened(self, event: object) -> tuple[object, Getter] | None:
+        """The event to read and how to read its fields: a dict, a decoded raw frame, or an SDK object.
+
+        ``None`` when a raw frame holds nothing to read (see ``_decode``).
+        """
+        cls = type(event)
+        if cls is dict:
+            return event, DICT_GET
+        if cls is str or cls is bytes:
+            decoded = self._decode(event)  # type: ignore[arg-type]
+            return None if decoded is None else (decoded, DICT_GET)
+        return event, ATTR_GET
 
     def _decode(self, raw: str | bytes) -> object:
         """A raw ``data:`` payload as a dict to read; ``None`` when there is nothing to read.

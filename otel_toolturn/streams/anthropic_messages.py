@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, field, int_or_none
+from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
@@ -96,16 +96,10 @@ class AnthropicMessagesObserver(ObserverBase):
         """Read one event (see the module docstring); never alters it, never raises."""
         self._events += 1
         try:
-            cls = type(event)
-            if cls is dict:
-                get = DICT_GET
-            elif cls is str or cls is bytes:
-                event = self._decode(event)  # type: ignore[arg-type]
-                if event is None:
-                    return
-                get = DICT_GET
-            else:
-                get = ATTR_GET
+            opened = self._opened(event)
+            if opened is None:
+                return
+            event, get = opened
             kind = get(event, "type", None)
             if kind != "content_block_delta":
                 self._read_other(kind, event)

@@ -64,16 +64,10 @@ class OpenAIChatObserver(ObserverBase):
         """Read one chunk (see the module docstring); never alters it, never raises."""
         self._events += 1
         try:
-            cls = type(event)
-            if cls is dict:
-                get = DICT_GET
-            elif cls is str or cls is bytes:
-                event = self._decode(event)  # type: ignore[arg-type]
-                if event is None:
-                    return
-                get = DICT_GET
-            else:
-                get = ATTR_GET
+            opened = self._opened(event)
+            if opened is None:
+                return
+            event, get = opened
             choices = get(event, "choices", None)
             if choices is None:
                 if get is DICT_GET and get(event, "error", None) is not None:

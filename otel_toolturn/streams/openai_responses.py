@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, field
+from otel_toolturn.streams._frame import field
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
@@ -73,16 +73,10 @@ class OpenAIResponsesObserver(ObserverBase):
         """Read one event (see the module docstring); never alters it, never raises."""
         self._events += 1
         try:
-            cls = type(event)
-            if cls is dict:
-                get = DICT_GET
-            elif cls is str or cls is bytes:
-                event = self._decode(event)  # type: ignore[arg-type]
-                if event is None:
-                    return
-                get = DICT_GET
-            else:
-                get = ATTR_GET
+            opened = self._opened(event)
+            if opened is None:
+                return
+            event, get = opened
             kind = get(event, "type", None)
             if kind == "response.output_text.delta":
                 if self._ended:
