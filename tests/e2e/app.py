@@ -23,7 +23,10 @@ The scenario, one request each, every one of which the dashboard shows:
 - a response listing a thinking block the provider dropped (``input_transformations``) →
   an input transformation, ``thinking_dropped`` / ``prefix_binding_mismatch``;
 - an OpenAI request whose span the application's own span pipeline refuses (a span processor
-  that raises) → an instrumentation error, while the call itself still succeeds.
+  that raises) → an instrumentation error, while the call itself still succeeds;
+- a conversation new each round, whose call was interrupted, sent twice with its system prompt
+  rebuilt in between (the date changed) → one new break (``toolturn.breaks``) and a prefix change
+  the caller made (``toolturn.prefix_changes``, cause ``caller``).
 """
 
 from __future__ import annotations
@@ -233,7 +236,20 @@ def _read_stream(client: anthropic.Anthropic, scenario: str) -> None:
         pass
 
 
-def scenario(client: anthropic.Anthropic, chat: openai.OpenAI) -> None:
+def _rebuilt_system_prompt(client: anthropic.Anthropic, round_number: int) -> None:
+    """A new conversation with an interrupted call, resent with the system prompt rebuilt and the answer appended."""
+    call = {"type": "tool_use", "id": f"toolu_r{round_number}", "name": "lookup", "input": {"word": "tern"}}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": f"Round {round_number}: look up 'tern'."},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": "Never mind, go on."},
+    ]
+    _ask(client, "conversation", messages, system=f"Today is day {round_number}.")
+    answered = [*messages, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "And 'gull'?"}]
+    _ask(client, "conversation", answered, system=f"Today is day {round_number + 1}.")
+
+
+def scenario(client: anthropic.Anthropic, chat: openai.OpenAI, round_number: int = 0) -> None:
     """One request of each kind the dashboard shows (see the module docstring)."""
     _ask(client, "orphan", orphan_transcript())
     _read_stream(client, "cut")
@@ -244,6 +260,7 @@ def scenario(client: anthropic.Anthropic, chat: openai.OpenAI) -> None:
     _ask(client, "handoffs", [{"role": "user", "content": "Billing or support?"}])
     _ask(client, "thinking-dropped", [{"role": "user", "content": "Think it over."}])
     chat.chat.completions.create(model=FAULTY_MODEL, messages=[{"role": "user", "content": "Hello"}])
+    _rebuilt_system_prompt(client, round_number)
 
 
 class RefuseFaultySpans(SpanProcessor):
@@ -278,8 +295,10 @@ def serve_metrics(port: int) -> None:
     tracer_provider.add_span_processor(RefuseFaultySpans())
     _instrument(tracer_provider, MeterProvider(metric_readers=[PrometheusMetricReader()], resource=resource))
     client, chat = _clients()
+    round_number = 0
     while True:
-        scenario(client, chat)
+        scenario(client, chat, round_number)
+        round_number += 1
         time.sleep(0.5)
 
 
