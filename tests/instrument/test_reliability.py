@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
+import logging
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Final
@@ -334,3 +336,24 @@ def test_a_generator_transcript_is_read_once_and_repaired(instrument: Instrument
     assert reads == [1]
     assert otel.total(names.REPAIRS.name) >= 1
     assert wire.body()[KEYS[lane]] != json.loads(json.dumps(_broken(lane)))
+
+
+def test_a_transcript_the_law_refuses_leaves_no_content_in_the_debug_log(
+    instrument: Instrument, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A call id holding user text makes the law refuse the transcript: the debug log names types, never the text."""
+    instrument(mode="repair")
+    marker = "<user-text-4711>"
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": {"note": marker}, "name": "f", "input": {}}]},
+    ]
+    wire = Wire()
+    with caplog.at_level(logging.DEBUG, logger="otel_toolturn"), contextlib.suppress(Exception):
+        wire.anthropic().messages.create(model=MODEL, max_tokens=16, messages=messages)
+    ours = [r for r in caplog.records if r.name.startswith("otel_toolturn")]
+    assert ours, "the refusal was logged at debug"
+    text = "\n".join(
+        r.getMessage() + (logging.Formatter().formatException(r.exc_info) if r.exc_info else "") for r in ours
+    )
+    assert marker not in text
