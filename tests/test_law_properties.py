@@ -284,3 +284,31 @@ def test_typed_sdk_objects_pass_through_and_are_copied_not_mutated(lane: Lane) -
     assert [r.form for r in view.repairs] == ["duplicate_call"]
     assert isinstance(view.messages[1], Item)
     assert view.messages[1] is not wire[1] or lane == "openai.responses"
+
+
+@st.composite
+def _with_repeats(draw: st.DrawFn) -> tuple[Lane, list[object]]:
+    """A generated transcript with some of its own item objects inserted again (a retry's ``input += output``)."""
+    lane = draw(st.sampled_from(LANES))
+    items = build(lane, draw(transcripts(lane)))
+    for _ in range(draw(st.integers(1, 3)) if items else 0):
+        repeated = items[draw(st.integers(0, len(items) - 1))]
+        items.insert(draw(st.integers(0, len(items))), repeated)
+    return lane, items
+
+
+@_SETTINGS
+@given(_with_repeats())
+def test_same_object_repeats_give_a_valid_idempotent_view_that_loses_nothing_unreported(
+    case: tuple[Lane, list[object]],
+) -> None:
+    """The very same item object twice or more: the view validates, a second pass is a no-op, losses are reported."""
+    lane, items = case
+    view = ensure_tool_turn_invariants(items, lane=lane)
+    assert validate(view.messages, lane=lane) == []
+    again = ensure_tool_turn_invariants(view.messages, lane=lane)
+    assert again.repairs == ()
+    assert again.messages is view.messages
+    if not view.lossy:
+        wire = json.dumps(view.messages)
+        assert all(tag in wire for tag in _tags(items))
