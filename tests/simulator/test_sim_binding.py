@@ -28,12 +28,6 @@ INVALID = "Invalid `signature` in `thinking` block. The block is bound to a diff
 
 
 @pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
 def client(sim: Simulator) -> Iterator[anthropic.Anthropic]:
     with anthropic.Anthropic(base_url=sim.base_url, api_key="test-key", max_retries=0) as c:
         yield c

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 import anthropic
 import openai
@@ -19,24 +19,6 @@ SYSTEM = "You answer briefly."
 CHAT_TOOLS: list[ChatCompletionToolParam] = [
     {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}
 ]
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
-def a_client(sim: Simulator) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def o_client(sim: Simulator) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=sim.openai_base_url, api_key="test-key", max_retries=0) as client:
-        yield client
 
 
 def units(sim: Simulator, index: int, head: tuple[str, ...], field: str) -> list[object]:

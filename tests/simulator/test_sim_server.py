@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import anthropic
 import httpx
@@ -24,24 +23,6 @@ TWO_CALLS = ScriptedTurn(
 )
 ONE_CALL = ScriptedTurn(calls=(ScriptedCall(name="lookup", arguments={"key": "a value long enough to cut"}),))
 USER = "look these up"
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
-def a_client(sim: Simulator) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def o_client(sim: Simulator) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=sim.openai_base_url, api_key="test-key", max_retries=0) as client:
-        yield client
 
 
 def stream_frames(sim: Simulator, lane: Lane, turn: ScriptedTurn) -> list[SseFrame]:
