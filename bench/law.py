@@ -21,6 +21,7 @@ import statistics
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import get_args
 
 from otel_toolturn import Lane, ensure_tool_turn_invariants
 from tests.transcripts import A, Block, Event, R, U, build, c, t
@@ -31,7 +32,7 @@ except ImportError:  # the peer is an optional bench dependency
     turnsafe = None  # type: ignore[assignment]
 
 SIZES = (200, 2_000, 20_000)
-LANES: tuple[Lane, ...] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
+LANES: tuple[Lane, ...] = get_args(Lane)
 PEER_PROVIDER = {"anthropic.messages": "anthropic", "openai.chat_completions": "openai"}
 
 

@@ -23,6 +23,9 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``anthropic 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
   through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI), on a client
   whose own tracing is off, so otel-toolturn starts its own inference span;
+- ``anthropic session 350 msgs``: a realistic coding-agent session (``bench._session``: about 350
+  messages and 0.63 MB, thinking on every assistant turn, parallel calls, results up to 10 KB),
+  resent and growing by one round per call for 30 calls, then starting over;
 - ``anthropic 2,000 msgs, SDK span``: the growing conversation on a client with the SDK's own
   tracing on (its default whenever a tracer provider is set): both sides pay the SDK's call span,
   and otel-toolturn records onto it instead of starting a span of its own.
@@ -68,6 +71,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from bench import lockstep
+from bench._session import session, session_round
 from bench.floor import SpanOnly
 from otel_toolturn.instrument import ToolTurnInstrumentor
 from otel_toolturn.instrument._config import resolve_options
@@ -128,6 +132,8 @@ def anthropic_transcript(size: int, *, broken: bool = False) -> list[dict[str, A
 
 ROUNDS: Final = 100
 """How many rounds a growing conversation takes before it starts over (its first call is then cold)."""
+SESSION_ROUNDS: Final = 30
+"""How many rounds the realistic session grows by before it starts over."""
 
 
 def chat_round(turn: int) -> list[dict[str, Any]]:
@@ -400,8 +406,10 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
     )
     for suffix, source in transcripts("anthropic").items():
         calls[f"anthropic 2,000 msgs{suffix}"] = anthropic_call(source)
+    realistic = Conversation(session(), [session_round(n) for n in range(SESSION_ROUNDS)])
+    calls["anthropic session 350 msgs"] = anthropic_call(realistic)
     # The SDK's default whenever a tracer provider is set: its own call span, which otel-toolturn
-    # records onto instead of starting its own (its own transcript: the memo must not match another row's).
+    # records onto instead of starting its own (its own transcript, so no row's conversation state is another's).
     ant_traced: Any = anthropic.Anthropic(
         api_key="k", http_client=client(anthropic_json(), "json"), max_retries=0, open_telemetry={"traces": True}
     )

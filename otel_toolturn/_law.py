@@ -35,6 +35,13 @@ For every assistant message (Responses: every run of call items) that carries to
 (v)   an item the wire cannot hold where it stands and no rule places, as the lane reads it, is left
       out (Responses: an item whose ``id`` repeats an earlier item's, ``duplicate_item``; a
       ``reasoning`` item with nothing after it to belong to, ``dangling_reasoning``; both lossy).
+(vi)  what the lane's reading marks on a turn's own items or on a unit that stays where it stands is
+      restored by the lane's writing and reported (Gemini: a call step whose first call carries no
+      thought signature gets the provider's placeholder, ``placeholder_signature``; text that stood
+      after the function responses of its content goes ahead of them, ``text_after_results``; neither
+      lossy). Both read one content or one call step alone, so neither can change once the model has
+      answered. Gemini also needs a turn's results in ONE content: a result that opens a later
+      content than the results right before it is not in place, and is moved up (``late_result``).
 
 Responses accepts an output anywhere after its call, so there nothing moves: a call's first output
 stands where it was recorded, a second one recorded before the next assistant item is folded into
@@ -61,7 +68,7 @@ run began, by object identity. A ``missing_result`` on one of them is marked ``b
 Order in a batch: results already in place keep their recorded order; moved-up results, then
 synthetic closes, follow in call order. Repairs are reported per turn in transcript order (forms in
 the order of ``_TURN_FORM_ORDER``), then one ``orphan_result`` for the whole view, then one repair
-per form of (v).
+per form of (v) and of the units (vi) marks.
 
 What it deliberately does not do: repair what the lane's provider accepts (a list ``validate``
 passes comes back as the very same object, with no repairs); look at tool names; change a block
@@ -105,6 +112,7 @@ __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_
 _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "duplicate_call",
     "trailing_text",
+    "placeholder_signature",
     "reused_id",
     "invalid_id",
     "late_result",
@@ -185,9 +193,9 @@ def ensure_tool_turn_invariants(
 ) -> ToolTurnView:
     """Restore the tool-turn law on a provider-bound list (see the module docstring).
 
-    ``messages``: Anthropic ``messages``, Chat ``messages`` or Responses ``input`` (a string input
-    has no tool turns and comes back as it is). ``prior_messages``: the run's inherited messages,
-    by identity. ``chained``: Responses only — the request continues server-held state
+    ``messages``: Anthropic ``messages``, Chat ``messages``, Responses ``input`` or Gemini ``contents``
+    (a string input to the last two has no tool turns and comes back as it is). ``prior_messages``:
+    the run's inherited messages, by identity. ``chained``: Responses only — the request continues server-held state
     (``previous_response_id`` / ``conversation``), so a result whose call is not in the list answers
     a call the server holds and is kept.
 
@@ -197,7 +205,7 @@ def ensure_tool_turn_invariants(
     """
     adapter = adapter_for(lane)
     if isinstance(messages, str):
-        if lane == "openai.responses":
+        if lane in ("openai.responses", "gemini.generate_content"):
             return ToolTurnView(messages=messages, repairs=())
         raise ToolTurnInputError(f"{lane} expects a list of messages, got a string")
     if not isinstance(messages, Sequence):
@@ -223,8 +231,9 @@ class _Restoration:
         self.refused: dict[RepairForm, list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
-        for form, item_id in view.refused.values():
+        for form, item_id in [*view.refused.values(), *view.marks.values()]:
             self.refused.setdefault(form, []).append(item_id)
+        self.apart = view.apart
         self.batch_of: dict[int, list[_Piece]] = {}
         """The batch written right after a turn whose batch changed (results-in-place lanes)."""
         self.tail: list[_Piece] = []
@@ -249,6 +258,8 @@ class _Restoration:
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
         for index, kind in enumerate(self.kinds):
             if kind == RESULT:
+                if index in self.apart:
+                    adjacent = -1  # it opens a later message than the results before it: not in place
                 call_id = ids.get(index)
                 slot = owner.get(call_id) if call_id is not None else None
                 if slot is not None:
@@ -306,7 +317,9 @@ class _Restoration:
         if turn.trailing:
             for slot in slots:
                 self.note(index, "trailing_text", slot.call.call_id)
-        if turn.trailing or len(slots) != len(turn.calls) or any(s.new_id is not None for s in slots):
+        for form, call_id in turn.marks:
+            self.note(index, form, call_id)
+        if turn.trailing or turn.marks or len(slots) != len(turn.calls) or any(s.new_id is not None for s in slots):
             self.rewritten.add(index)
         self.slots_of[index] = slots
 

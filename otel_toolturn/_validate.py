@@ -4,6 +4,13 @@ A violation names the position, a short stable rule key and the provider's own e
 test (or the simulator) can tell exactly what the provider would reject. The law's output always
 validates. Responses: ``chained=True`` when the request continues server-held state, where an
 output may answer a call the server holds.
+
+Gemini (``gemini.generate_content``) rule keys: ``function_response_count`` (a call turn not followed by
+one content holding exactly one response per call), ``response_turn_position`` (a response content
+not right after a call turn), ``call_turn_position`` (a call turn with no user or response content
+before it), ``text_after_responses`` (a part after the responses of a user content),
+``empty_parts`` (a content with no parts), ``missing_thought_signature`` (the first call of a call
+turn without a thought signature: checked on every turn, since each was once the current one).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from otel_toolturn._view import Violation
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes import adapter_for
 from otel_toolturn.lanes.anthropic_messages import ADAPTER as _ANTHROPIC
+from otel_toolturn.lanes.gemini import ADAPTER as _GEMINI
 from otel_toolturn.lanes.openai_chat import ADAPTER as _CHAT
 from otel_toolturn.lanes.openai_responses import ADAPTER as _RESPONSES
 
@@ -25,7 +33,7 @@ def validate(messages: Sequence[object] | str, *, lane: Lane, chained: bool = Fa
     """The provider rules ``messages`` breaks in ``lane``, in order of position (empty: none)."""
     adapter_for(lane)
     if isinstance(messages, str):
-        if lane == "openai.responses":
+        if lane in ("openai.responses", "gemini.generate_content"):
             return []
         raise ToolTurnInputError(f"{lane} expects a list of messages, got a string")
     if not isinstance(messages, Sequence):
@@ -34,4 +42,6 @@ def validate(messages: Sequence[object] | str, *, lane: Lane, chained: bool = Fa
         return _ANTHROPIC.validate(messages)
     if lane == "openai.chat_completions":
         return _CHAT.validate(messages)
+    if lane == "gemini.generate_content":
+        return _GEMINI.validate(messages)
     return _RESPONSES.validate(messages, chained=chained)

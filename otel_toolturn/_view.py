@@ -3,10 +3,12 @@
 A lane adapter (``otel_toolturn.lanes``) reads its wire list into this view and writes the law's
 outcome back. The view knows no wire format; the law knows no lane.
 
-- a turn (``Turn``): one assistant message (Responses: one run of call items) that emits calls;
+- a turn (``Turn``): one assistant message (Responses: one run of call items; Gemini: one run of model
+  contents) that emits calls;
 - a result: one recorded result (an Anthropic ``tool_result`` block, a Chat ``tool`` message, a
   Responses ``function_call_output`` item), with the call id it answers;
-- a part: the non-result blocks of an Anthropic user message that also held results;
+- a part: the non-result blocks of an Anthropic user message that also held results (Gemini: of a user
+  content that held function responses);
 - a reply: any other message the model produced (an assistant message without calls), carried
   untouched — it ends the window in which a result may still move up to its call;
 - anything else, carried untouched as the wire item itself.
@@ -117,6 +119,9 @@ class Turn:
     """The wire items the turn was read from (one message, or the Responses run)."""
     trailing: bool = False
     """Whether a non-call block stands after the first call (Anthropic; the other lanes keep them apart)."""
+    marks: tuple[tuple[RepairForm, str], ...] = ()
+    """What the lane's ``write_turn`` restores on the turn's own items, as ``(form, call id to report)``
+    (Gemini: ``placeholder_signature``); a marked turn is rewritten."""
 
 
 OTHER: Final = 0
@@ -148,6 +153,12 @@ class View:
     refused: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
     """Units the wire cannot hold where they stand and no rule places (Responses: a repeated item id, reasoning
     with nothing to belong to): the form they are left out under, and the id to report."""
+    marks: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
+    """Units kept where they stand that the lane's ``write`` lays out anew (Gemini: text that stood after the
+    responses of its content, ``text_after_results``): the form they are reported under, and the id to report."""
+    apart: set[int] = dataclasses.field(default_factory=set)
+    """Results that open a later wire message than the results right before them, where the lane needs a
+    turn's results in one message (Gemini): they are not in place, so they are moved up beside the others."""
 
 
 @dataclass(slots=True)

@@ -12,7 +12,11 @@ its keys are the whole vocabulary.
   stands instead of moved up (``late_result_in_place``: the call had no result the model saw;
   ``duplicate_result_in_place``: it had one); and two Responses forms of items the API refuses
   where they stand: ``duplicate_item`` (an item whose ``id`` repeats an earlier item's) and
-  ``dangling_reasoning`` (a ``reasoning`` item with nothing after it that it could belong to).
+  ``dangling_reasoning`` (a ``reasoning`` item with nothing after it that it could belong to); and
+  two Gemini forms: ``placeholder_signature`` (the first call of a call step carried no thought
+  signature, so it gets the provider's documented placeholder that skips the check) and
+  ``text_after_results`` (text that stood after the function responses of a user content moved
+  ahead of them).
 - ``REPAIR_DROPS``: whether a form leaves recorded content out of the request (a lossy
   projection) rather than moving, folding, renaming or adding it.
 - ``IncompleteCause`` / ``StreamDropCause``: why a tool turn reached the model incomplete.
@@ -23,7 +27,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-Lane = Literal["anthropic.messages", "openai.chat_completions", "openai.responses"]
+Lane = Literal["anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content"]
 LANES: Final[tuple[Lane, ...]] = get_args(Lane)
 
 RepairForm = Literal[
@@ -39,6 +43,8 @@ RepairForm = Literal[
     "duplicate_result_in_place",
     "duplicate_item",
     "dangling_reasoning",
+    "placeholder_signature",
+    "text_after_results",
 ]
 REPAIR_FORMS: Final[tuple[RepairForm, ...]] = get_args(RepairForm)
 
@@ -56,6 +62,8 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "duplicate_result_in_place": False,
         "duplicate_item": True,
         "dangling_reasoning": True,
+        "placeholder_signature": False,
+        "text_after_results": False,
     }
 )
 """Does the form leave recorded content out of the request? A request that did is lossy."""

@@ -7,8 +7,8 @@ is lossy). ``--fix OUT`` writes the repaired copy in the shape it was read.
 
 Input, per file (``-`` is stdin):
 
-- JSON: a list of messages (or Responses items), or a request body holding ``messages`` or
-  ``input`` (the rest of the body is kept as it is in the ``--fix`` copy);
+- JSON: a list of messages (or Responses items, or Gemini contents), or a request body holding
+  ``messages``, ``input`` or ``contents`` (the rest of the body is kept as it is in the ``--fix`` copy);
 - JSONL: one such value per line (blank lines skipped).
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
@@ -16,9 +16,10 @@ A Responses body that continues server-held state (a non-empty ``previous_respon
 not in the list may answer a call the server holds.
 
 The lane, unless ``--lane`` names it, is read from the shape, first match wins:
-a body with ``input`` → ``openai.responses``; a body with a top-level ``system`` →
-``anthropic.messages``; then any item that is a Responses item (``function_call``,
-``function_call_output``, ``reasoning``, …) → Responses; a ``tool_use``/``tool_result`` block →
+a body with ``input`` → ``openai.responses``; a body with ``contents`` → ``gemini.generate_content``;
+a body with a top-level ``system`` → ``anthropic.messages``; then any item that is a Responses
+item (``function_call``, ``function_call_output``, ``reasoning``, …) → Responses; an item with a
+``parts`` list or the role ``model`` → Gemini; a ``tool_use``/``tool_result`` block →
 Anthropic; ``tool_calls`` or role ``tool`` → Chat Completions; then a ``system``/``developer``
 role message → Chat Completions. A list with none of these has no tool turn to judge: it is read
 as Chat Completions and the report says the lane was a guess.
@@ -58,6 +59,7 @@ LANE_ALIASES: Final[Mapping[str, Lane]] = {
     "anthropic": "anthropic.messages",
     "chat": "openai.chat_completions",
     "responses": "openai.responses",
+    "gemini": "gemini.generate_content",
     **{lane: lane for lane in LANES},
 }
 _RESPONSES_ITEMS: Final = frozenset(
@@ -129,13 +131,13 @@ def _entry(source: str, value: object) -> Entry:
     if isinstance(value, list):
         return Entry(source=source, container="list", body=None, field=None, messages=value)
     if isinstance(value, dict):
-        for field in ("input", "messages"):
+        for field in ("input", "messages", "contents"):
             inner = value.get(field)
             if isinstance(inner, list) or (field == "input" and isinstance(inner, str)):
                 return Entry(source=source, container="body", body=value, field=field, messages=inner)
         keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
         raise ToolTurnInputError(
-            f"{source}: a JSON object without a 'messages' list or an 'input'; keys: {keys}; "
+            f"{source}: a JSON object without a 'messages' or 'contents' list or an 'input'; keys: {keys}; "
             "expected a list of messages or a request body"
         )
     raise ToolTurnInputError(f"{source}: a JSON {type(value).__name__}; expected a list of messages or a request body")
@@ -146,6 +148,8 @@ def detect_lane(entry: Entry) -> tuple[Lane, bool]:
     body = entry.body or {}
     if entry.field == "input":
         return "openai.responses", False
+    if entry.field == "contents":
+        return "gemini.generate_content", False
     if "system" in body:
         return "anthropic.messages", False
     items = entry.messages if isinstance(entry.messages, list) else []
@@ -169,6 +173,8 @@ def _strong_hint(item: object) -> Lane | None:
         return None
     if _kind(item) in _RESPONSES_ITEMS:
         return "openai.responses"
+    if isinstance(item.get("parts"), list) or item.get("role") == "model":
+        return "gemini.generate_content"
     content = item.get("content")
     if isinstance(content, list) and any(isinstance(b, Mapping) and _kind(b) in _ANTHROPIC_BLOCKS for b in content):
         return "anthropic.messages"
@@ -340,7 +346,7 @@ def _demo(telemetry: Telemetry | None) -> int:
         from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs; check does not
     except ModuleNotFoundError as missing:
         print(
-            f"otel-toolturn: the demo needs the {missing.name} SDK: pip install 'otel-toolturn[openai,anthropic]'",
+            f"otel-toolturn: the demo needs the {missing.name} SDK: pip install 'otel-toolturn[openai,anthropic,gemini]'",
             file=sys.stderr,
         )
         return EXIT_UNREADABLE

@@ -51,11 +51,13 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from types import MappingProxyType
+from typing import Final, Literal, cast, get_args
 
-from otel_toolturn._errors import UnknownLaneError
-from otel_toolturn._view import field
+from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
+from otel_toolturn._view import Turn, field
 from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn.lanes import gemini
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -114,18 +116,82 @@ def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> T
     return None
 
 
+GEMINI_TOOLS_OFF: Final[Mapping[str, object]] = MappingProxyType({"function_calling_config": {"mode": "NONE"}})
+"""google-genai's "call no tool": the ``tool_config`` of the request's ``config``."""
+
+
 def tool_choice_none(lane: Lane) -> object:
-    """The lane's own spelling of "call no tool" for the ``tool_choice`` parameter."""
-    if _known(lane) == "anthropic.messages":
+    """The lane's own spelling of "call no tool": ``tool_choice`` (google-genai: ``config.tool_config``)."""
+    known = _known(lane)
+    if known == "anthropic.messages":
         return {"type": "none"}
+    if known == "gemini.generate_content":
+        return GEMINI_TOOLS_OFF
     return "none"
 
 
+def request_field(request: Mapping[str, object], name: str, *, lane: Lane) -> object:
+    """A request setting by its SDK name: a keyword argument (google-genai: a field of ``config``); ``None``: absent.
+
+    google-genai carries the system instruction, the tools and the tool choice in ``config`` (a
+    dict or the SDK's typed config); the other SDKs take them as keyword arguments.
+    """
+    if _known(lane) != "gemini.generate_content":
+        return request.get(name)
+    config = request.get("config")
+    return None if config is None else field(config, name)
+
+
+def request_tools(request: Mapping[str, object], *, lane: Lane) -> object:
+    """The tool definitions a request carries: ``tools`` (google-genai: ``config.tools``)."""
+    return request_field(request, "tools", lane=lane)
+
+
+def request_tool_choice(request: Mapping[str, object], *, lane: Lane) -> object:
+    """The caller's tool choice: ``tool_choice`` (google-genai: ``config.tool_config``)."""
+    return request_field(request, "tool_choice" if lane != "gemini.generate_content" else "tool_config", lane=lane)
+
+
+def with_tools_withheld(request: Mapping[str, object], *, lane: Lane) -> dict[str, object]:
+    """A copy of ``request`` that calls no tool, in the lane's spelling (``tool_choice_none``); never in place.
+
+    The tool definitions stay, so a prompt cache keyed on them still holds. google-genai: the
+    ``config`` (a dict or the SDK's typed config, copied) gets ``tool_config`` set.
+    """
+    none = tool_choice_none(lane)
+    if lane != "gemini.generate_content":
+        return {**request, "tool_choice": none}
+    config = request.get("config")
+    tool_config = dict(cast("Mapping[str, object]", none))
+    if config is None:
+        return {**request, "config": {"tool_config": tool_config}}
+    if isinstance(config, Mapping):
+        return {**request, "config": {**config, "tool_config": tool_config}}
+    return {**request, "config": _typed_copy(config, tool_config=tool_config)}
+
+
+def _typed_copy(model: object, **updates: object) -> object:
+    """A pydantic model's copy with ``updates`` validated into its own field types (the fields it had set kept)."""
+    fields_set = cast("set[str]", getattr(model, "model_fields_set", set()))
+    values = {name: getattr(model, name) for name in fields_set}
+    validate = getattr(type(model), "model_validate", None)
+    if not callable(validate):
+        raise TypeError(f"cannot copy a request config of type {type(model).__name__!r}")
+    return validate({**values, **updates})
+
+
 def caller_withheld_tools(tool_choice: object) -> bool:
-    """Whether a caller's ``tool_choice`` already says "no tool" (``"none"`` or ``{"type": "none"}``)."""
+    """Whether a caller's tool choice already says "no tool".
+
+    ``"none"``, ``{"type": "none"}``, or google-genai's ``tool_config`` whose
+    ``function_calling_config.mode`` is ``NONE``.
+    """
     if tool_choice == "none":
         return True
-    return isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none"
+    if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none":
+        return True
+    calling = field(tool_choice, "function_calling_config") if tool_choice is not None else None
+    return calling is not None and field(calling, "mode") == "NONE"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -178,15 +244,21 @@ def system_prompt_pieces(
     """Every system-prompt piece of a request in the lane's own shape, in wire order.
 
     Anthropic: the ``system`` string or each text block of it. Chat Completions: the content of
-    each ``system`` or ``developer`` message. Responses: ``instructions``, then each ``system`` or
+    each ``system`` or ``developer`` message. google-genai: ``config.system_instruction`` (a string,
+    or each text part of it). Responses: ``instructions``, then each ``system`` or
     ``developer`` message item of ``input``. ``source`` names where each piece sits.
     ``transcript``: the pieces of the request's messages (``input``) when already read with
     ``transcript_system_pieces``; otherwise they are read from the request.
     """
     pieces: list[SystemPromptPiece] = []
-    if _known(lane) == "anthropic.messages":
+    known = _known(lane)
+    if known == "anthropic.messages":
         pieces.extend(_text_parts(request.get("system"), "system"))
         return tuple(pieces)
+    if known == "gemini.generate_content":
+        return tuple(
+            _instruction_parts(request_field(request, "system_instruction", lane=lane), "config.system_instruction")
+        )
     if lane == "openai.responses":
         pieces.extend(_text_parts(request.get("instructions"), "instructions"))
         key = "input"
@@ -198,6 +270,24 @@ def system_prompt_pieces(
             transcript = transcript_system_pieces(items, key=key)
     pieces.extend(transcript or ())
     return tuple(pieces)
+
+
+def _instruction_parts(instruction: object, source: str) -> list[SystemPromptPiece]:
+    """google-genai's ``system_instruction``: a string, a part, a content (its parts) or a list of strings and parts."""
+    if instruction is None:
+        return []
+    if isinstance(instruction, str):
+        return [SystemPromptPiece(raw_content=instruction, source=source)]
+    parts = field(instruction, "parts")
+    if parts is not None:
+        return _instruction_parts(parts, f"{source}.parts")
+    if isinstance(instruction, Sequence):
+        out: list[SystemPromptPiece] = []
+        for index, part in enumerate(instruction):
+            out.extend(_instruction_parts(part, f"{source}.{index}"))
+        return out
+    text = field(instruction, "text")
+    return [SystemPromptPiece(raw_content=text, source=source)] if isinstance(text, str) else []
 
 
 def transcript_system_pieces(items: Sequence[object], *, key: str, start: int = 0) -> list[SystemPromptPiece]:
@@ -239,10 +329,13 @@ def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
 
 
 def _jsonable(value: object) -> object:
-    """``value`` as plain JSON data: SDK objects through ``model_dump``; anything else by ``str``."""
+    """``value`` as JSON data: SDK objects through ``model_dump``, a function by its qualified name, else ``str``."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", exclude_unset=True)
+    qualname = getattr(value, "__qualname__", None)
+    if callable(value) and isinstance(qualname, str):
+        return f"{getattr(value, '__module__', '')}.{qualname}"
     return str(value)
 
 
@@ -296,6 +389,13 @@ def _is_call_item(item: object) -> bool:
 
 def _has_user_text(message: object, lane: Lane) -> bool:
     """Whether a message is the user speaking (not merely carrying tool results)."""
+    if lane == "gemini.generate_content":
+        parts = field(message, "parts")
+        return (
+            field(message, "role") in (None, "user")
+            and isinstance(parts, Sequence)
+            and any(isinstance(field(part, "text"), str) and bool(field(part, "text")) for part in parts)
+        )
     if field(message, "role") != "user":
         return False
     if lane == "openai.responses" and field(message, "type") not in (None, "message"):
@@ -326,7 +426,8 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
     """Consecutive tool rounds the assistant made since the last user text.
 
     A round is an assistant message that emits client calls (Responses: a run of call items not
-    separated by another non-reasoning item, so parallel calls are one round). User messages that
+    separated by another non-reasoning item, so parallel calls are one round; Gemini: a run of
+    ``model`` contents with a call, one step). User messages that
     only carry tool results do not reset the count; a user message with text does. Read from the
     end back to the last user text, so a long transcript costs only its latest stretch.
     """
@@ -334,11 +435,17 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
     if isinstance(messages, str):
         return 0
     rounds = 0
-    in_run = False  # Responses: the item after this one (in the list) belongs to a run of calls
+    in_run = False  # Responses, Gemini: the item after this one (in the list) belongs to a run of calls
     for message in reversed(messages):
         if _has_user_text(message, lane):
             break
-        if lane == "openai.responses":
+        if lane == "gemini.generate_content":
+            if field(message, "role") != "model":
+                in_run = False
+            elif _gemini_call_ids(message) and not in_run:
+                rounds += 1
+                in_run = True
+        elif lane == "openai.responses":
             if _is_call_item(message):
                 if not in_run:
                     rounds += 1
@@ -350,6 +457,17 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
     return rounds
 
 
+def _gemini_call_ids(content: object) -> tuple[str, ...]:
+    """The calls of one ``model`` content as the Gemini lane reads them (none for any other content)."""
+    if field(content, "role") != "model":
+        return ()
+    try:
+        view = gemini.ADAPTER.read([content])
+    except ToolTurnInputError:
+        return ()
+    return tuple(call.call_id for unit in view.units if isinstance(unit, Turn) for call in unit.calls)
+
+
 def is_instruction(item: object) -> bool:
     """Whether a transcript item (Chat, Responses) is a ``system`` or ``developer`` message."""
     return field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message")
@@ -357,7 +475,10 @@ def is_instruction(item: object) -> bool:
 
 def is_model_output(item: object, *, lane: Lane) -> bool:
     """Whether the model produced this transcript item (see the module docstring's "who said it")."""
-    if _known(lane) != "openai.responses":
+    known = _known(lane)
+    if known == "gemini.generate_content":
+        return field(item, "role") == "model"
+    if known != "openai.responses":
         return field(item, "role") == "assistant"
     if field(item, "role") == "assistant":
         return True
@@ -369,9 +490,13 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
     """The client tool call ids a transcript item emits, in order (none: it emits no client call).
 
     Anthropic: the ``tool_use`` blocks of an assistant message; Chat: its ``tool_calls``;
-    Responses: a ``function_call`` or ``custom_tool_call`` item's ``call_id``.
+    Responses: a ``function_call`` or ``custom_tool_call`` item's ``call_id``; Gemini: the calls of a
+    ``model`` content as the lane knows them (its id, or ``<name>#<k>`` without one).
     """
-    if _known(lane) == "openai.responses":
+    known = _known(lane)
+    if known == "gemini.generate_content":
+        return _gemini_call_ids(item)
+    if known == "openai.responses":
         call_id = field(item, "call_id") if _is_call_item(item) else None
         return (call_id,) if isinstance(call_id, str) else ()
     if field(item, "role") != "assistant":

@@ -1,10 +1,11 @@
-"""``otel-toolturn demo``: seven real-world tool-turn breakages, refused, then repaired.
+"""``otel-toolturn demo``: eight real-world tool-turn breakages, refused, then repaired.
 
 Role: a newcomer's first look. An agent talks to the embedded provider simulator through the real
-``anthropic`` and ``openai`` SDK clients (``base_url`` on loopback, a dummy key, no network) and
-lives through seven breakages users report: interrupted parallel calls, a late result, text after a
-``tool_use``, a repeated call, an orphan left by trimming, a cut stream, and a preserved-thinking
-model whose tool result arrives after it answered. Each story is played twice:
+``anthropic``, ``openai`` and ``google-genai`` SDK clients (``base_url`` on loopback, a dummy key,
+no network) and lives through eight breakages users report: interrupted parallel calls, a late
+result, text after a ``tool_use``, a repeated call, an orphan left by trimming, a cut stream, a
+preserved-thinking model whose tool result arrives after it answered, and a Gemini history whose
+summariser kept one of two function responses. Each story is played twice:
 
 1. without otel-toolturn — the provider's HTTP 400 is printed verbatim; the preserved-thinking
    story also plays the repair the law used to make (the late result moved up into its call's
@@ -31,6 +32,9 @@ from typing import Final
 import anthropic
 import openai
 from anthropic.types import Message, MessageParam
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as genai_types
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -67,6 +71,8 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
         "invalid_id": "a call id the provider's pattern refuses renamed",
         "duplicate_item": "an item replayed under the same id left out",
         "dangling_reasoning": "reasoning with nothing after it left out",
+        "placeholder_signature": "the documented placeholder set on a call that lost its thought signature",
+        "text_after_results": "text after the function responses moved ahead of them",
     }
 )
 """Each repair form in a newcomer's words."""
@@ -96,6 +102,7 @@ class Agent:
     spans: InMemorySpanExporter | None
     anthropic: anthropic.Anthropic
     openai: openai.OpenAI
+    gemini: genai.Client
     seen: int = 0
     log: list[Sent] = field(default_factory=list)
 
@@ -108,6 +115,9 @@ class Agent:
         except (anthropic.BadRequestError, openai.BadRequestError) as error:
             self.sim.clear_turns()  # a refused request takes no scripted turn: drop the one queued for it
             status, text = error.status_code, _provider_message(error.body)
+        except genai_errors.ClientError as error:
+            self.sim.clear_turns()
+            status, text = error.code, str(error.message)
         sent = Sent(status=status, text=text, events=self._new_events())
         self.log.append(sent)
         mark = "ok     " if sent.status == 200 else "refused"
@@ -167,7 +177,7 @@ def _describe(name: str, attributes: Mapping[str, object]) -> str:
     return name
 
 
-# --- the six stories ------------------------------------------------------------------------------------
+# --- the eight stories ----------------------------------------------------------------------------------
 ANTHROPIC_TOOLS: Final[list[anthropic.types.ToolParam]] = [
     {"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}},
     {"name": "bash", "description": "Run a shell command.", "input_schema": {"type": "object"}},
@@ -446,6 +456,46 @@ def _with_cache(reply: Message) -> str:
     return f"{said}; {cached} of {prompt} prompt tokens read from cache"
 
 
+GEMINI_MODEL: Final = "gemini-3-pro-preview"
+GEMINI_CONFIG: Final = genai_types.GenerateContentConfig(
+    tools=[
+        genai_types.Tool(
+            function_declarations=[genai_types.FunctionDeclaration(name="read_file", description="Read a file.")]
+        )
+    ],
+    automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+)
+
+
+def pruned_result(agent: Agent) -> None:
+    """Two parallel reads on Gemini; a history summariser keeps only one of the two function responses."""
+    history: list[genai_types.Content] = [
+        genai_types.Content(role="user", parts=[genai_types.Part(text="Compare the dev and prod configs.")])
+    ]
+    reply: list[genai_types.GenerateContentResponse] = []
+
+    def ask() -> str:
+        reply.append(agent.gemini.models.generate_content(model=GEMINI_MODEL, contents=history, config=GEMINI_CONFIG))
+        return f"{len(reply[0].function_calls or [])} function calls"
+
+    reads = _calls(("read_file", {"path": "dev.toml"}), ("read_file", {"path": "prod.toml"}))
+    if not agent.send("the model asks for two reads", ask, answer=ScriptedTurn(calls=reads)):
+        return
+    called = reply[0].candidates[0].content if reply[0].candidates else None
+    calls = reply[0].function_calls or []
+    if called is None or not calls:
+        return
+    first = calls[0]
+    kept = genai_types.Part.from_function_response(name=first.name or "", response={"output": "debug = true"})
+    kept.function_response.id = first.id  # type: ignore[union-attr]  # from_function_response always sets it
+    history += [called, genai_types.Content(role="user", parts=[kept])]
+    agent.send(
+        "the summariser kept 1 of 2 responses",
+        lambda: _text(agent.gemini.models.generate_content(model=GEMINI_MODEL, contents=history, config=GEMINI_CONFIG)),
+        answer=CARRY_ON,
+    )
+
+
 def _assistant_param(
     message: openai.types.chat.ChatCompletionMessage,
 ) -> openai.types.chat.ChatCompletionAssistantMessageParam:
@@ -458,9 +508,16 @@ def _assistant_param(
     return {"role": "assistant", "content": message.content, "tool_calls": calls}
 
 
-def _text(reply: anthropic.types.Message | openai.types.chat.ChatCompletion | openai.types.responses.Response) -> str:
+def _text(
+    reply: anthropic.types.Message
+    | openai.types.chat.ChatCompletion
+    | openai.types.responses.Response
+    | genai_types.GenerateContentResponse,
+) -> str:
     """A short account of a reply: its text, or how many calls it makes."""
-    if isinstance(reply, anthropic.types.Message):
+    if isinstance(reply, genai_types.GenerateContentResponse):
+        text = reply.text or ""
+    elif isinstance(reply, anthropic.types.Message):
         text = "".join(b.text for b in reply.content if b.type == "text")
     elif isinstance(reply, openai.types.chat.ChatCompletion):
         text = reply.choices[0].message.content or ""
@@ -477,6 +534,7 @@ STORIES: Final[tuple[tuple[str, str, Callable[[Agent], None]], ...]] = (
     ("an orphan after trimming", "openai chat", orphan_after_trimming),
     ("a cut stream", "openai responses", cut_stream),
     ("a preserved-thinking model: a tool's result arrives after the model answered", "anthropic", result_after_answer),
+    ("a summariser pruned one of two results", "gemini", pruned_result),
 )
 
 
@@ -572,19 +630,22 @@ def metric_totals(reader: InMemoryMetricReader) -> dict[str, float]:
 
 # --- the run ------------------------------------------------------------------------------------------------
 @contextmanager
-def _clients(sim: Simulator) -> Iterator[tuple[anthropic.Anthropic, openai.OpenAI]]:
+def _clients(sim: Simulator) -> Iterator[tuple[anthropic.Anthropic, openai.OpenAI, genai.Client]]:
     a = anthropic.Anthropic(base_url=sim.base_url, api_key=KEY, max_retries=0)
     o = openai.OpenAI(base_url=sim.openai_base_url, api_key=KEY, max_retries=0)
+    options = genai_types.HttpOptions(base_url=sim.base_url, retry_options=genai_types.HttpRetryOptions(attempts=1))
+    g = genai.Client(api_key=KEY, http_options=options)
     try:
-        yield a, o
+        yield a, o, g
     finally:
         a.close()
         o.close()
+        g.close()
 
 
 def _play(sim: Simulator, spans: InMemorySpanExporter | None) -> list[Sent]:
-    with _clients(sim) as (a, o):
-        agent = Agent(sim=sim, spans=spans, anthropic=a, openai=o)
+    with _clients(sim) as (a, o, g):
+        agent = Agent(sim=sim, spans=spans, anthropic=a, openai=o, gemini=g)
         for number, (title, lane, story) in enumerate(STORIES, start=1):
             print(f"  {number}. {title} ({lane})")
             story(agent)
@@ -592,7 +653,7 @@ def _play(sim: Simulator, spans: InMemorySpanExporter | None) -> list[Sent]:
 
 
 def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Play the six stories without, then with otel-toolturn; 0 when the second pass is all 200s."""
+    """Play the eight stories without, then with otel-toolturn; 0 when the second pass is all 200s."""
     env = os.environ if environ is None else environ
     chosen = resolve_telemetry(telemetry, env)
     with Simulator() as sim:

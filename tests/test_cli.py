@@ -42,6 +42,20 @@ def r_result(call_id: str) -> Message:
     return {"type": "function_call_output", "call_id": call_id, "output": "done"}
 
 
+def g_calls(*ids: str) -> Message:
+    calls = [{"functionCall": {"id": i, "name": "read", "args": {}}, "thoughtSignature": "c2ln"} for i in ids]
+    return {"role": "model", "parts": calls}
+
+
+def g_result(*ids: str) -> Message:
+    return {
+        "role": "user",
+        "parts": [{"functionResponse": {"id": i, "name": "read", "response": {"output": "done"}}} for i in ids],
+    }
+
+
+G_USER: Message = {"role": "user", "parts": [{"text": "go on"}]}
+G_SAID: Message = {"role": "model", "parts": [{"text": "All read."}]}
 USER: Message = {"role": "user", "content": "go on"}
 SAID: Message = {"role": "assistant", "content": "All read."}
 
@@ -115,6 +129,24 @@ SAMPLES = (
         messages=[USER, r_result("call_9"), USER],
         forms=("orphan_result",),
     ),
+    Sample(
+        lane="gemini.generate_content",
+        outcome="clean",
+        messages=[G_USER, g_calls("fc_1"), g_result("fc_1"), G_SAID],
+        forms=(),
+    ),
+    Sample(
+        lane="gemini.generate_content",
+        outcome="repaired",
+        messages=[G_USER, g_calls("fc_1", "fc_2"), g_result("fc_1"), G_USER],
+        forms=("missing_result",),
+    ),
+    Sample(
+        lane="gemini.generate_content",
+        outcome="lossy",
+        messages=[G_USER, G_SAID, g_result("fc_9"), G_USER],
+        forms=("orphan_result",),
+    ),
 )
 EXIT = {"clean": 0, "repaired": 1, "lossy": 2}
 VERDICT = {"clean": "clean", "repaired": "repaired without loss", "lossy": "a lossy repair was needed"}
@@ -124,6 +156,8 @@ def body_of(sample: Sample) -> dict[str, object]:
     """The sample as a saved request body, in its lane's spelling."""
     if sample.lane == "openai.responses":
         return {"model": "gpt-test", "input": sample.messages, "store": False}
+    if sample.lane == "gemini.generate_content":
+        return {"contents": sample.messages, "generationConfig": {"temperature": 0}}
     if sample.lane == "anthropic.messages":
         return {"model": "claude-test", "max_tokens": 64, "system": "Be brief.", "messages": sample.messages}
     return {"model": "gpt-test", "messages": sample.messages, "temperature": 0}
@@ -185,7 +219,7 @@ def test_fix_writes_a_copy_that_validates_in_the_same_container(
     code, _, _ = run(capsys, str(write(tmp_path, "body.json", body)), "--fix", str(out_path))
     assert code == EXIT[sample.outcome]
     fixed = json.loads(out_path.read_text())
-    field = "input" if sample.lane == "openai.responses" else "messages"
+    field = {"openai.responses": "input", "gemini.generate_content": "contents"}.get(sample.lane, "messages")
     assert {k: v for k, v in fixed.items() if k != field} == {k: v for k, v in body.items() if k != field}
     assert fixed[field] != sample.messages
     assert validate(fixed[field], lane=sample.lane) == []
@@ -298,6 +332,22 @@ def test_fix_to_stdout_sends_the_report_to_stderr(tmp_path: Path, capsys: pytest
             "openai.chat_completions",
             True,
         ),
+        (
+            Entry(source="x", container="body", body={"contents": []}, field="contents", messages=[]),
+            "gemini.generate_content",
+            False,
+        ),
+        (
+            Entry(
+                source="x",
+                container="list",
+                body=None,
+                field=None,
+                messages=[{"role": "user", "parts": [{"text": "hi"}]}],
+            ),
+            "gemini.generate_content",
+            False,
+        ),
     ],
 )
 def test_lane_is_read_from_the_shape(entry: Entry, lane: Lane, guessed: bool) -> None:
@@ -308,7 +358,7 @@ def test_lane_is_read_from_the_shape(entry: Entry, lane: Lane, guessed: bool) ->
 UNREADABLE = [
     ("not-json.json", "{oops", "not JSON or JSONL"),
     ("scalar.json", "42", "a JSON int"),
-    ("object.json", json.dumps({"model": "m"}), "without a 'messages' list or an 'input'"),
+    ("object.json", json.dumps({"model": "m"}), "without a 'messages' or 'contents' list or an 'input'"),
     ("empty.json", "  \n", "empty input"),
     ("bad-line.jsonl", json.dumps([USER]) + "\n{oops\n", "line 2 is not JSON"),
     (

@@ -268,7 +268,7 @@ def test_the_withheld_reasons_are_the_rules_and_the_callers() -> None:
     assert set(compose.TOOLS_WITHHELD_REASONS) == {*compose.TOOLS_WITHHELD, "caller"}
 
 
-UNKNOWN_LANE = cast("Lane", "gemini.generate_content")
+UNKNOWN_LANE = cast("Lane", "bedrock.converse")
 LANE_READERS: dict[str, Callable[[Lane], object]] = {
     "tool_choice_none": tool_choice_none,
     "system_prompt_pieces": lambda lane: system_prompt_pieces({}, lane=lane),
@@ -276,13 +276,111 @@ LANE_READERS: dict[str, Callable[[Lane], object]] = {
     "is_model_output": lambda lane: compose.is_model_output({"role": "user"}, lane=lane),
     "emitted_call_ids": lambda lane: compose.emitted_call_ids({"role": "user"}, lane=lane),
     "continues_server_state": lambda lane: continues_server_state({}, lane=lane),
+    "request_field": lambda lane: compose.request_field({}, "tools", lane=lane),
+    "with_tools_withheld": lambda lane: compose.with_tools_withheld({}, lane=lane),
 }
 
 
 @pytest.mark.parametrize("read", LANE_READERS.values(), ids=list(LANE_READERS))
 def test_a_lane_outside_the_vocabulary_is_refused_not_guessed(read: Callable[[Lane], object]) -> None:
     """Every rule that reads a lane refuses one outside ``LANES`` instead of reading it as another."""
-    with pytest.raises(UnknownLaneError, match=r"gemini\.generate_content"):
+    with pytest.raises(UnknownLaneError, match=r"bedrock\.converse"):
         read(UNKNOWN_LANE)
     for lane in LANES:
         read(lane)
+
+
+GEMINI: Lane = "gemini.generate_content"
+
+
+def _gemini_call(name: str) -> dict[str, object]:
+    return {"role": "model", "parts": [{"functionCall": {"name": name, "args": {}}, "thoughtSignature": "c2ln"}]}
+
+
+def _gemini_response(name: str) -> dict[str, object]:
+    return {"role": "user", "parts": [{"functionResponse": {"name": name, "response": {"output": "ok"}}}]}
+
+
+def test_gemini_tools_are_withheld_in_its_config_whatever_the_configs_spelling() -> None:
+    """google-genai: withheld tools set ``config.tool_config`` to NONE (dict, typed or absent config), tools kept."""
+    from google.genai import types  # noqa: PLC0415 - the SDK is a test dependency of this lane only
+
+    tools = [types.Tool(function_declarations=[types.FunctionDeclaration(name="read", description="Read.")])]
+    typed = types.GenerateContentConfig(tools=tools, temperature=0.2)
+    for config in (None, {"tools": tools}, typed):
+        request: dict[str, object] = {"model": "gemini-3", "contents": [], "config": config}
+        out = compose.with_tools_withheld(request, lane=GEMINI)
+        assert request["config"] is config  # the caller's request is never changed
+        choice = compose.request_tool_choice(out, lane=GEMINI)
+        assert caller_withheld_tools(choice)
+        assert compose.request_tools(out, lane=GEMINI) == compose.request_tools(request, lane=GEMINI)
+    written = compose.with_tools_withheld({"config": typed}, lane=GEMINI)["config"]
+    assert isinstance(written, types.GenerateContentConfig)
+    assert isinstance(written.tool_config, types.ToolConfig)
+    assert written.temperature == 0.2
+    assert written.model_fields_set == {"tools", "temperature", "tool_config"}
+
+
+def test_gemini_caller_choice_none_is_recognised_and_other_modes_are_not() -> None:
+    """A caller's ``tool_config`` with mode NONE is the caller withholding; AUTO and ANY are not."""
+    assert caller_withheld_tools({"function_calling_config": {"mode": "NONE"}})
+    assert not caller_withheld_tools({"function_calling_config": {"mode": "AUTO"}})
+    assert not caller_withheld_tools({"function_calling_config": {"mode": "ANY"}})
+    assert not caller_withheld_tools(None)
+
+
+def test_gemini_system_instruction_pieces_in_each_spelling() -> None:
+    """``config.system_instruction`` as a string, a content, or a list gives its text pieces in order."""
+    from google.genai import types  # noqa: PLC0415 - the SDK is a test dependency of this lane only
+
+    def texts(instruction: object) -> list[str | None]:
+        pieces = system_prompt_pieces({"config": {"system_instruction": instruction}}, lane=GEMINI)
+        return [p.raw_content for p in pieces]
+
+    assert texts("Be brief.") == ["Be brief."]
+    content = types.Content(parts=[types.Part(text="Be brief."), types.Part(text="Cite files.")])
+    assert texts(content) == ["Be brief.", "Cite files."]
+    assert texts(["Be brief.", {"text": "Cite files."}]) == ["Be brief.", "Cite files."]
+    typed = types.GenerateContentConfig(system_instruction="Be brief.")
+    assert [p.raw_content for p in system_prompt_pieces({"config": typed}, lane=GEMINI)] == ["Be brief."]
+    assert system_prompt_pieces({"contents": []}, lane=GEMINI) == ()
+
+
+def test_gemini_tool_rounds_count_call_steps_since_the_user_spoke() -> None:
+    """A step spread over consecutive model contents is one round; results do not reset it; user text does."""
+    said = {"role": "model", "parts": [{"text": "Reading."}]}
+    messages = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        said,
+        _gemini_call("a"),
+        _gemini_response("a"),
+        _gemini_call("b"),
+        said,
+        _gemini_response("b"),
+    ]
+    assert tool_rounds_since_user_text(messages, lane=GEMINI) == 2
+    assert tool_rounds_since_user_text([*messages, {"role": "user", "parts": [{"text": "stop"}]}], lane=GEMINI) == 0
+
+
+def test_gemini_model_contents_and_their_call_ids_as_the_lane_knows_them() -> None:
+    """A ``model`` content is model output; its calls are known by id, or ``<name>#<k>`` without one."""
+    with_ids = {"role": "model", "parts": [{"functionCall": {"id": "fc_1", "name": "read", "args": {}}}]}
+    assert compose.is_model_output(with_ids, lane=GEMINI)
+    assert not compose.is_model_output(_gemini_response("read"), lane=GEMINI)
+    assert compose.emitted_call_ids(with_ids, lane=GEMINI) == ("fc_1",)
+    assert compose.emitted_call_ids(_gemini_call("read"), lane=GEMINI) == ("read#1",)
+    assert compose.emitted_call_ids(_gemini_response("read"), lane=GEMINI) == ()
+
+
+def test_a_python_function_in_the_tools_fingerprints_the_same_in_every_process() -> None:
+    """A callable (automatic function calling) is fingerprinted by its qualified name, not its address."""
+    script = (
+        "from otel_toolturn.compose import fingerprint\n"
+        "def read(path: str) -> str:\n    return path\n"
+        "print(fingerprint([read]))"
+    )
+    runs = {
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    }
+    assert len(runs) == 1

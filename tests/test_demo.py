@@ -23,6 +23,7 @@ PROVIDER_WORDS = {
     "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'": 1,
     "No tool call found for function call output with call_id": 1,
     "Invalid `signature` in `thinking` block. The block is bound to a different conversation.": 1,
+    "Please ensure that the number of function response parts is equal to the number of function call parts": 1,
 }
 """The provider's words each refusal before ``init`` shows, and how many stories end in them."""
 PREFIX_STORY = "a preserved-thinking model: a tool's result arrives after the model answered"
@@ -35,6 +36,7 @@ REPAIRS_SHOWN = (
     "toolturn.repair: duplicate_call",
     "toolturn.repair: orphan_result",
     "toolturn.stream.drop: truncated",
+    "toolturn.repair: missing_result [gc-",
 )
 
 

@@ -271,6 +271,10 @@ def test_untouched_items_keep_their_identity_and_moved_results_their_object(lane
     assert view.repairs
     out = list(view.messages)
     for item in given:
+        if lane == "gemini.generate_content" and item in (given[2], given[4]):
+            part = item["parts"][0]  # type: ignore[index]
+            assert any(p is part for o in out for p in o["parts"]), part  # type: ignore[index]
+            continue  # Gemini needs a turn's results in one content: the parts keep their objects
         assert any(item is o for o in out), item
     if lane == CHAT:
         assert out.index(given[-2]) < out.index(given[-3]), "the late result moved up"

@@ -120,9 +120,15 @@ def test_an_uncopyable_item_that_needs_a_repair_is_a_typed_error(lane: Lane) -> 
         content = ({"type": "tool_use", "id": "c1", "name": "f"}, {"type": "tool_use", "id": "c1", "name": "f"})
         tool_calls = ({"id": "c1", "function": {"name": "f"}}, {"id": "c1", "function": {"name": "f"}})
 
+    class OpaqueModel(Opaque):
+        role = "model"
+        parts = ({"functionCall": {"name": "f", "id": "c1"}}, {"functionCall": {"name": "f", "id": "c1"}})
+
     items: list[object] = (
         [Opaque(), {"role": "user", "content": "q"}, Opaque()] if lane == "openai.responses" else [Opaque()]
     )
+    if lane == "gemini.generate_content":
+        items = [{"role": "user", "parts": [{"text": "q"}]}, OpaqueModel()]
     with pytest.raises(ToolTurnInputError, match="Opaque"):
         ensure_tool_turn_invariants(items, lane=lane)
 

@@ -177,7 +177,8 @@ def test_defect_one_late_one_missing_keeps_the_user_message(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 def test_defect_all_results_late_are_all_moved_up(lane: Lane) -> None:
     """All results late behind a user message: every one is moved up (Responses accepts them where they stand)."""
-    view = ensure_tool_turn_invariants(build(lane, [A(c("c1"), c("c2")), U("hey"), R("c1"), R("c2")]), lane=lane)
+    events: list[Event] = [U("q"), A(c("c1"), c("c2")), U("hey"), R("c1"), R("c2")]
+    view = ensure_tool_turn_invariants(build(lane, events), lane=lane)
     moved = [] if lane == "openai.responses" else [("late_result", ("c1", "c2"))]
     assert _forms(view.repairs) == moved
     assert validate(view.messages, lane=lane) == []
@@ -186,7 +187,7 @@ def test_defect_all_results_late_are_all_moved_up(lane: Lane) -> None:
 @pytest.mark.parametrize("lane", LANES)
 def test_defect_a_result_behind_an_assistant_message_is_kept_not_replaced(lane: Lane) -> None:
     """A real result behind an intervening assistant message is delivered after it, never replaced or lost."""
-    view = ensure_tool_turn_invariants(build(lane, [A(c("c1")), A(t("aloud")), R("c1", "real")]), lane=lane)
+    view = ensure_tool_turn_invariants(build(lane, [U("q"), A(c("c1")), A(t("aloud")), R("c1", "real")]), lane=lane)
     wire = json.dumps(view.messages)
     assert wire.index("aloud") < wire.index("real"), "after what the model said, which it said without it"
     assert validate(view.messages, lane=lane) == []
@@ -205,7 +206,7 @@ def test_defect_synthetic_results_follow_call_order(lane: Lane) -> None:
 def test_defect_a_reused_id_keeps_the_second_turns_real_result(lane: Lane) -> None:
     """An id reused in two answered turns keeps both real results; nothing is synthesised."""
     view = ensure_tool_turn_invariants(
-        build(lane, [A(c("c0")), R("c0", "first"), A(c("c0")), R("c0", "second")]), lane=lane
+        build(lane, [U("q"), A(c("c0")), R("c0", "first"), A(c("c0")), R("c0", "second")]), lane=lane
     )
     wire = json.dumps(view.messages)
     assert "first" in wire

@@ -4,14 +4,17 @@ The notation follows law-examples: ``U("q")`` user text, ``A(t("x"), c("c1", "f"
 assistant message, ``R("c1", "out")`` a recorded result, ``Rx("c1")`` a recorded interrupted close,
 ``S("c1")`` the synthetic interrupted result the law adds, ``L("c1", "out")`` a result the law
 delivered where it stands because the model had answered in between. ``build(lane, events)`` gives the wire
-list; a result becomes its own message (Anthropic, Chat) or item (Responses).
+list; a result becomes its own message (Anthropic, Chat) or item (Responses); Gemini: consecutive results
+share one user content, and ``gemini(events, spelling=..., ids=...)`` gives the snake_case dicts or the
+SDK's typed objects, and calls and responses without ids (matched by name).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane
 from otel_toolturn._view import in_place_heading
@@ -36,6 +39,8 @@ class CallBlock:
     call_id: str
     name: str = "f"
     arguments: str = "{}"
+    signed: bool = True
+    """Gemini: whether the call carries a thought signature when it is the first call of its message."""
 
 
 Block = Text | Thinking | CallBlock
@@ -102,8 +107,8 @@ def th(text: str, item_id: str | None = None) -> Thinking:
     return Thinking(text, item_id)
 
 
-def c(call_id: str, name: str = "f", arguments: str = "{}") -> CallBlock:
-    return CallBlock(call_id, name, arguments)
+def c(call_id: str, name: str = "f", arguments: str = "{}", *, signed: bool = True) -> CallBlock:
+    return CallBlock(call_id, name, arguments, signed)
 
 
 def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bool = False) -> list[object]:
@@ -117,6 +122,8 @@ def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bo
         return _merge_user(messages) if merge_user else list[object](messages)
     if lane == "openai.chat_completions":
         return [_chat(e) for e in events]
+    if lane == "gemini.generate_content":
+        return gemini(events, merge_user=merge_user)
     items: list[object] = []
     for number, event in enumerate(events):
         items.extend(_responses(event, number))
@@ -246,3 +253,103 @@ def as_api_reads(lane: Lane, messages: object) -> list[object]:
         else:
             out.append({"role": message["role"], "content": blocks})
     return out
+
+
+Spelling = Literal["rest", "snake", "sdk"]
+
+
+def signature(call_id: str) -> str:
+    """The thought signature ``build`` gives the first call of a Gemini message (base64url, as on the wire)."""
+    return base64.urlsafe_b64encode(f"sig-{call_id}".encode()).decode()
+
+
+def gemini(
+    events: list[Event] | tuple[Event, ...],
+    *,
+    spelling: Spelling = "rest",
+    ids: bool = True,
+    merge_user: bool = False,
+    split: bool = False,
+) -> list[object]:
+    """The Gemini ``contents`` of ``events``.
+
+    Consecutive results share one user content (``split``: each its own); ``merge_user``: the user's text
+    shares it too. A response carries the name of the nearest earlier call with its id. ``ids=False``: no
+    call or response carries an id. ``spelling``: REST camelCase dicts, the SDK's snake_case dicts, or
+    ``google.genai.types.Content`` objects.
+    """
+    names: dict[str, str] = {}
+    contents: list[dict[str, object]] = []
+    user_side = False  # the last content is a user content that results may join
+    for event in events:
+        if isinstance(event, A):
+            parts: list[object] = []
+            first = True
+            for block in event.blocks:
+                if isinstance(block, Text):
+                    parts.append({"text": block.text})
+                elif isinstance(block, Thinking):
+                    parts.append({"text": block.text, "thought": True})
+                else:
+                    names[block.call_id] = block.name
+                    call: dict[str, object] = {"name": block.name, "args": json.loads(block.arguments)}
+                    if ids:
+                        call["id"] = block.call_id
+                    part: dict[str, object] = {"functionCall": call}
+                    if first and block.signed:
+                        part["thoughtSignature"] = signature(block.call_id)
+                    first = False
+                    parts.append(part)
+            contents.append({"role": "model", "parts": parts})
+            user_side = False
+            continue
+        if isinstance(event, U | L):
+            text_part: dict[str, object] = {"text": event.text}
+            if merge_user and user_side:
+                contents[-1]["parts"].append(text_part)  # type: ignore[attr-defined]
+            else:
+                contents.append({"role": "user", "parts": [text_part]})
+            user_side = merge_user
+            continue
+        if isinstance(event, R):
+            payload = {"error" if event.is_error else "output": event.output}
+        elif isinstance(event, Rx):
+            payload = {"error": event.text}
+        else:
+            payload = {"error": INTERRUPTED_RESULT_TEXT}
+        response: dict[str, object] = {"name": names.get(event.call_id, "f")}
+        if ids:
+            response["id"] = event.call_id
+        response["response"] = payload
+        part = {"functionResponse": response}
+        if user_side and not split:
+            contents[-1]["parts"].append(part)  # type: ignore[attr-defined]
+        else:
+            contents.append({"role": "user", "parts": [part]})
+        user_side = True
+    if spelling == "rest":
+        return list[object](contents)
+    snake = [_snake(content) for content in contents]
+    if spelling == "snake":
+        return list[object](snake)
+    from google.genai import types  # noqa: PLC0415 - only the SDK spelling needs the SDK
+
+    return [types.Content.model_validate(content) for content in snake]
+
+
+def _snake(value: object) -> object:
+    if isinstance(value, dict):
+        return {
+            _SNAKE.get(key, key): _snake(inner) if key not in {"args", "response"} else inner
+            for key, inner in value.items()
+        }
+    if isinstance(value, list):
+        return [_snake(inner) for inner in value]
+    return value
+
+
+_SNAKE: Final = {
+    "functionCall": "function_call",
+    "functionResponse": "function_response",
+    "thoughtSignature": "thought_signature",
+}

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._errors import HandoffError, ToolTurnInputError
 from otel_toolturn._view import field, replace
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes import adapter_for
@@ -55,9 +55,19 @@ class Carrier:
     calls: tuple[WireCall, ...]
 
 
+HANDOFF_LANES: Final[tuple[Lane, ...]] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
+"""The lanes a handoff runs on: those whose transcript carries system messages (Gemini's system instruction
+lives in the request's ``config``, outside ``contents``, so a handoff body cannot push one there)."""
+
+
 def as_messages(messages: object, *, lane: Lane) -> Sequence[object]:
-    """``messages`` as a list of messages of ``lane``; an unknown lane is an ``UnknownLaneError``."""
+    """``messages`` as a list of messages of ``lane``.
+
+    An unknown lane is an ``UnknownLaneError``; a known lane outside ``HANDOFF_LANES`` a ``HandoffError``.
+    """
     adapter_for(lane)
+    if lane not in HANDOFF_LANES:
+        raise HandoffError(f"handoffs run on {', '.join(HANDOFF_LANES)}; {lane} keeps its system instruction apart")
     if isinstance(messages, str):
         if lane == "openai.responses":
             return [user_message(messages)]

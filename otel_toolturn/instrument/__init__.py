@@ -1,4 +1,4 @@
-"""The instrumentation: one ``init()`` patches the OpenAI and Anthropic SDKs, repairs inline, records.
+"""The instrumentation: one ``init()`` patches the OpenAI, Anthropic and google-genai SDKs, repairs inline, records.
 
 The only place that imports an SDK or OpenTelemetry. Public here:
 
@@ -98,7 +98,8 @@ def init(
     ``mode``: ``"repair"`` (default; send the repaired view) or ``"observe"`` (send the caller's
     request, report the would-be repairs). ``capture_content``: record the joined system prompt
     (off by default; also ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
-    ``providers``: which SDKs to patch (default: every supported one that imports).
+    ``providers``: which SDKs to patch (``openai``, ``anthropic``, ``google_genai``, ``litellm``; default:
+    every supported one that imports).
     ``max_tool_rounds``: ask for a wrap-up (tools withheld) once the consecutive tool rounds since
     the last user text reach it. ``handoff_tools``: tool names or glob patterns whose calls are
     handoffs. Providers: the given ones, else the application's global ones, else created from

@@ -25,15 +25,32 @@ Mode = Literal["repair", "observe"]
 """``repair``: send the repaired view. ``observe``: send the caller's request, report the would-be repairs."""
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
-Provider = Literal["openai", "anthropic", "litellm"]
-"""What otel-toolturn instruments: the SDKs it patches (their names are also the ``gen_ai.provider.name``
-values) and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
+Provider = Literal["openai", "anthropic", "google_genai", "litellm"]
+"""What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK)
+and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
-LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
-    provider: tuple(lane for lane in LANES if lane.partition(".")[0] == provider) for provider in PROVIDERS
+ProviderName = Literal["openai", "anthropic", "gcp.gemini", "gcp.vertex_ai"]
+"""The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label)."""
+PROVIDER_NAMES: Final[tuple[ProviderName, ...]] = get_args(ProviderName)
+
+NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
+    "openai": ("openai",),
+    "anthropic": ("anthropic",),
+    "google_genai": ("gcp.gemini", "gcp.vertex_ai"),
+    "litellm": ("openai", "anthropic"),
 }
-"""The lanes each provider's SDK speaks: those of ``LANES`` named after it (``<provider>.<api>``)."""
+"""The ``gen_ai.provider.name`` values each provider's calls carry (google-genai: by the client's
+backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family)."""
+
+_LANE_FAMILY: Final[Mapping[str, Provider]] = {"openai": "openai", "anthropic": "anthropic", "gemini": "google_genai"}
+
+LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
+    provider: tuple(lane for lane in LANES if _LANE_FAMILY.get(lane.partition(".")[0]) == provider)
+    for provider in PROVIDERS
+}
+"""The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
+``gemini.*`` lanes are the ``google_genai`` SDK's)."""
 
 _log = logging.getLogger("otel_toolturn.instrument")
 

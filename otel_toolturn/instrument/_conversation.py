@@ -76,8 +76,10 @@ HEAD: Final[Mapping[Lane, tuple[str, ...]]] = {
     "anthropic.messages": ("system", "tools"),
     "openai.chat_completions": ("tools",),
     "openai.responses": ("instructions", "tools"),
+    "gemini.generate_content": ("system_instruction", "tools"),
 }
-"""The request's top-level pieces ahead of its messages, per lane (the head)."""
+"""The request's pieces ahead of its messages, per lane (the head), by SDK name (``compose.request_field``:
+google-genai carries them in ``config``)."""
 
 RepairKey = tuple[str, tuple[str, ...], bytes, int]
 """A repair's identity in its conversation: form, tool call ids, its turn's digest, its rank."""
@@ -121,7 +123,7 @@ class Findings:
 
 def head_digest(request: Mapping[str, object], lane: Lane) -> bytes:
     """The digest of the request's head (``HEAD``): its top-level pieces ahead of the messages."""
-    return compose.message_digest({key: request.get(key) for key in HEAD[lane]})
+    return compose.message_digest({key: compose.request_field(request, key, lane=lane) for key in HEAD[lane]})
 
 
 def last_output(items: Sequence[object], lane: Lane) -> int:

@@ -13,13 +13,21 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   (calls ``create``) / ``.parse()`` (patched). Sync and async.
 - anthropic ``messages.create`` (plain and ``stream=True``), ``messages.stream()`` and
   ``messages.parse()`` (each its own request: patched), and the ``beta.messages`` equivalents.
+- google-genai ``Models._generate_content`` / ``_generate_content_stream`` and their
+  ``AsyncModels`` twins: each call of one is one HTTP request. The public ``generate_content`` /
+  ``generate_content_stream`` call them once per request they send: once per automatic
+  function calling round and per continuation hop, and chat sessions (``client.chats``) call the
+  public methods. So every request such a loop sends is decided by the law on the ``contents`` it
+  carries and recorded once, on its own span. The sync stream is a generator whose first step
+  sends (``steps``: ``_proxies.watch_steps``); the async one returns an async generator once sent.
 - litellm: nothing patched; with the ``litellm`` provider enabled, ``patch`` registers otel-toolturn's
   LiteLLM callback once LiteLLM is imported (``integrations._watch``) and ``unpatch`` removes it.
 
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
-anthropic, the ``httpx2`` client's ``send``), make the record, count the request and make its
+anthropic, the ``httpx2`` client's ``send``; google-genai ``BaseApiClient._request_once`` /
+``_async_request_once``, once per attempt), make the record, count the request and make its
 span current for the send. A call the SDK refuses before sending (the anthropic SDK's
 "Streaming is required" for a large non-streamed ``max_tokens``, a missing ``model``, a body it
 cannot encode) and a ``stream()`` manager never entered start no span and count nothing; the
@@ -37,28 +45,31 @@ a bound copy of it was still held passes straight through.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Mapping
+import types
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any, Final, Literal, cast
+from urllib.parse import urlsplit
 
 import wrapt
 from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._pending import PENDING, PendingCall
-from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch
+from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 from otel_toolturn.integrations._watch import unwatch_litellm, watch_litellm
 
-Kind = Literal["call", "stream_manager", "sdk_span", "send"]
-"""``call``: returns the response (or a stream, or a raw response). ``stream_manager``: returns a
-manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty).
-``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused)."""
+Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send"]
+"""``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
+whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
+function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
+one HTTP request to its HTTP client (``lane``: unused)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -94,6 +105,19 @@ def _targets(
         )
         for method, kind in methods.items()
         for owner, is_async in zip(owners, (False, True), strict=True)
+    )
+
+
+def _genai(module: str, owner: str, method: str, kind: Kind, *, is_async: bool) -> Target:
+    """One google-genai target (the ``gemini.generate_content`` lane)."""
+    return Target(
+        provider="google_genai",
+        module=module,
+        owner=owner,
+        method=method,
+        lane="gemini.generate_content",
+        kind=kind,
+        is_async=is_async,
     )
 
 
@@ -140,12 +164,20 @@ TARGETS: Final[tuple[Target, ...]] = (
         "openai", "openai._base_client", ("SyncAPIClient", "AsyncAPIClient"), "openai.chat_completions", _SEND_REQUEST
     ),
     *_targets("anthropic", "httpx2", ("Client", "AsyncClient"), "anthropic.messages", _HTTP_SEND),
+    _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
+    _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
+    _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
+    _genai("google.genai.models", "AsyncModels", "_generate_content_stream", "call", is_async=True),
+    _genai("google.genai._api_client", "BaseApiClient", "_request_once", "send", is_async=False),
+    _genai("google.genai._api_client", "BaseApiClient", "_async_request_once", "send", is_async=True),
 )
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
 
 
 def result_types(provider: Provider) -> ResultTypes:
     """The classes ``provider``'s SDK returns for streams and raw responses."""
+    if provider == "google_genai":
+        return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
     if provider == "openai":
         sdk = importlib.import_module("openai")
         legacy = importlib.import_module("openai._legacy_response")
@@ -180,9 +212,20 @@ STATE: Final = State()
 
 
 def _server_address(instance: object) -> str | None:
+    api_client = getattr(instance, "_api_client", None)
+    if api_client is not None:
+        base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
+        return urlsplit(base_url).hostname if isinstance(base_url, str) else None
     client = getattr(instance, "_client", None)
     host = getattr(getattr(client, "base_url", None), "host", None)
     return host if isinstance(host, str) else None
+
+
+def _provider_name(target: Target, instance: object) -> ProviderName | None:
+    """The call's ``gen_ai.provider.name`` when the client decides it (google-genai: by its backend)."""
+    if target.provider != "google_genai":
+        return None
+    return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
 
 
 def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
@@ -200,6 +243,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             decided=decided,
             caller_kwargs=kwargs,
             server_address=_server_address(instance),
+            provider_name=_provider_name(target, instance),
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
@@ -266,6 +310,25 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         finally:
             _INSIDE.reset(token)
         return _watched(telemetry, target, call, result)
+
+    return wrapper
+
+
+def _steps_wrapper(target: Target) -> Callable[..., object]:
+    def wrapper(
+        wrapped: Callable[..., Iterator[object]], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> object:
+        """The SDK's generator, decided now and watched: its first step sends, and is recorded then."""
+        telemetry = STATE.telemetry
+        if telemetry is None or _INSIDE.get():
+            return wrapped(*args, **kwargs)
+        materialised = _materialised(telemetry, target, kwargs)
+        if not materialised.readable:
+            return wrapped(*args, **materialised.kwargs)
+        call = _begin(telemetry, target, instance, materialised.kwargs)
+        if call is None:
+            return wrapped(*args, **materialised.kwargs)
+        return watch_steps(wrapped(*args, **call.kwargs), call)
 
     return wrapper
 
@@ -382,6 +445,8 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
         return _sdk_span_wrapper
     if target.kind == "send":
         return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
+    if target.kind == "steps":
+        return _steps_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
 
 

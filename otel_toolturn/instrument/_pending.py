@@ -32,7 +32,7 @@ from opentelemetry import context as context_api
 from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._record import CallRecord, current_genai_span, held_end
 from otel_toolturn.instrument._request import PreparedRequest, record_sent
 from otel_toolturn.instrument._telemetry import Telemetry
@@ -74,6 +74,7 @@ class PendingCall:
         "_started_ns",
         "lane",
         "provider",
+        "provider_name",
         "record",
         "telemetry",
     )
@@ -87,10 +88,12 @@ class PendingCall:
         decided: PreparedRequest,
         caller_kwargs: dict[str, object],
         server_address: str | None,
+        provider_name: ProviderName | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
         self.provider = provider
+        self.provider_name = provider_name
         self._decided = decided
         self._caller_kwargs = caller_kwargs
         self._server_address = server_address
@@ -129,6 +132,7 @@ class PendingCall:
                 defer_span=sdk_span is not None,
                 lane=self.lane,
                 provider=self.provider,
+                provider_name=self.provider_name,
                 requested_model=model if isinstance(model, str) else None,
                 server_address=self._server_address,
                 started_ns=self._started_ns,

@@ -18,6 +18,9 @@ collection, and a read cancelled or interrupted (a ``BaseException`` that is not
 - ``StreamProxy`` / ``AsyncStreamProxy``: the SDKs' ``Stream`` / ``AsyncStream``.
 - ``RawResponseProxy``: ``with_raw_response`` / ``with_streaming_response`` results; ``parse()``
   hands back the parsed object, watched in turn (a stream is proxied; a whole response checked).
+- ``watch_steps``: a generator of the SDK whose first step sends the request (google-genai's
+  sync stream); that step runs with the call pending, so it is recorded when it sends; a
+  generator never started records nothing. The caller reads the SDK's own chunks.
 - ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; the call is sent on entry,
   and recorded then (``_pending``); the SDK's own ``MessageStream`` is returned, reading its
   events through a ``StreamProxy``.
@@ -266,6 +269,49 @@ class RawResponseProxy(wrapt.ObjectProxy[Any]):
             return await result
         finally:
             self._self_record.finish(caller_closed=True)
+
+
+def watch_steps(steps: Iterator[object], call: PendingCall) -> Iterator[object]:
+    """``steps`` (an SDK generator whose first step sends), watched: each chunk fed, the call finished once.
+
+    Ends as a stream does (see the module docstring): exhausted or raising an ``Exception``, the
+    provider's end; closed (``close()``, collected) or interrupted, the caller's stop. A first
+    step that raises before the send (the SDK refusing its arguments) records nothing.
+    """
+    try:
+        with call.sending():
+            first = next(steps)
+    except StopIteration:
+        record = call.record
+        if record is not None:
+            record.start_stream()
+            record.finish()
+        return
+    except BaseException as exc:
+        call.failed(exc)
+        raise
+    record = call.record
+    if record is None:
+        yield first
+        yield from steps
+        return
+    record.start_stream()
+    record.feed(first)
+    try:
+        yield first
+        for chunk in steps:
+            record.feed(chunk)
+            yield chunk
+    except GeneratorExit:
+        record.finish(caller_closed=True)
+        close = getattr(steps, "close", None)
+        if callable(close):
+            close()
+        raise
+    except BaseException as exc:
+        _read_failed(record, exc)
+        raise
+    record.finish()
 
 
 def swap_raw_stream(stream: object, record: CallRecord) -> None:

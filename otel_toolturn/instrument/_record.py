@@ -46,7 +46,7 @@ import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
 from otel_toolturn.handoff._detect import matching_pattern
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import PreparedRequest
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
 from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
@@ -133,6 +133,7 @@ class CallRecord:
         "observer",
         "owns_span",
         "provider",
+        "provider_name",
         "requested_model",
         "span",
         "telemetry",
@@ -146,15 +147,18 @@ class CallRecord:
         provider: Provider,
         requested_model: str | None,
         server_address: str | None,
+        provider_name: ProviderName | None = None,
         defer_span: bool = False,
         started_ns: int | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
         self.provider = provider
+        self.provider_name: ProviderName = provider_name or NAMES_OF[provider][0]
+        """The call's ``gen_ai.provider.name`` (default: the provider's first, ``NAMES_OF``)."""
         self.requested_model = requested_model
         self._server_address = server_address
-        self._labels = telemetry.labels(lane, provider)
+        self._labels = telemetry.labels(lane, self.provider_name)
         self._lock = threading.Lock()
         self._finishing = False
         self._finished = False
@@ -203,7 +207,7 @@ class CallRecord:
         address = self._server_address
         attributes: dict[str, AttributeValue] = {
             names.GEN_AI_OPERATION_NAME: names.OPERATION_CHAT,
-            names.PROVIDER: self.provider,
+            names.PROVIDER: self.provider_name,
         }
         if model:
             attributes[names.GEN_AI_REQUEST_MODEL] = model

@@ -5,11 +5,13 @@ Role: converts and calls the core; decides nothing itself. No OpenTelemetry here
 in order, each on the call's input as it stands at this call (nothing remembered decides the wire):
 
 1. **materialise** (``materialise``, called by the patch first, when the call runs): a value the
-   SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``)
-   is read once, the same way, and the list sent on; a transcript the law cannot read as the SDK
-   would send it (a dict, ``None``, a number, a string outside Responses, a generator where the
-   SDK takes only a list) and an iteration that raises make the call go out exactly as the caller
-   wrote it, unrecorded, so the caller meets the SDK's own outcome;
+   SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``;
+   google-genai ``contents``: a string, a part, a content or a list of parts, through the SDK's own
+   normaliser, ``gemini_contents``) is read once, the same way, and the list sent on; a transcript
+   the law cannot read as the SDK would send it (a dict outside google-genai, ``None``, a number,
+   a string outside Responses and google-genai, a generator where the SDK takes only a list) and
+   an iteration that raises make the call go out exactly as the caller wrote it, unrecorded, so
+   the caller meets the SDK's own outcome;
 2. **strip** (``compose.strip_framework_fields``): library-only fields leave the transcript's
    messages (copies; the caller's objects are never mutated);
 3. **law** (``_law.ensure_tool_turn_invariants``) on the stripped transcript: the view and its repairs;
@@ -54,6 +56,7 @@ MESSAGES_KEY: Final[Mapping[Lane, str]] = {
     "anthropic.messages": "messages",
     "openai.chat_completions": "messages",
     "openai.responses": "input",
+    "gemini.generate_content": "contents",
 }
 """The keyword argument that carries the transcript, per lane."""
 
@@ -101,8 +104,11 @@ LISTINGS: Final[Mapping[Lane, Mapping[str, Listing]]] = {
     "anthropic.messages": {"messages": "anthropic", "system": "anthropic", "tools": "anthropic"},
     "openai.chat_completions": {"messages": "openai_iterable", "tools": "openai_iterable"},
     "openai.responses": {"input": "openai_list", "tools": "openai_iterable"},
+    "gemini.generate_content": {},
 }
-"""Per lane, the parameters the request hook reads and how the lane's SDK lists each (its own order)."""
+"""Per lane, the parameters the request hook reads and how the lane's SDK lists each (its own order).
+
+google-genai's ``contents`` is not listed but normalised (``gemini_contents``); its tools ride in ``config``."""
 
 _NOT_LISTED_BY_ANTHROPIC: Final = (str, bytes, bytearray, memoryview, UserString, Mapping, io.IOBase, os.PathLike)
 
@@ -128,7 +134,44 @@ def law_reads(kwargs: Mapping[str, object], lane: Lane) -> bool:
     """
     key = MESSAGES_KEY[lane]
     value = kwargs.get(key)
+    if lane == "gemini.generate_content":
+        return _gemini_normalisable(value)
     return _readable(value, lane) or sdk_lists(value, LISTINGS[lane][key])
+
+
+def _gemini_normalisable(value: object) -> bool:
+    """Whether google-genai's normaliser may read ``value`` without consuming it (a list, a string, a dict, a model)."""
+    return isinstance(value, (list, str, Mapping)) or callable(getattr(value, "model_dump", None))
+
+
+def _is_gemini_content(item: object) -> bool:
+    """A content as google-genai reads it: a ``types.Content`` or a dict with ``role`` or ``parts`` (never a part)."""
+    if isinstance(item, Mapping):
+        return "parts" in item or "role" in item
+    from google.genai import types  # noqa: PLC0415 - the SDK is optional; only its own calls come here
+
+    return isinstance(item, types.Content)
+
+
+def gemini_contents(value: object) -> list[object] | None:
+    """The ``contents`` list google-genai sends for ``value``; ``None``: the law cannot read it (sent as written).
+
+    A non-empty list of contents is read as it is (the same list: each item keeps its spelling).
+    A string, a part, a content, a dict or a list holding parts is normalised by the SDK's own
+    ``t_contents`` (a new list; contents in it are the caller's objects). Anything else (a tuple,
+    a generator, ``None``, an empty list) and any value the normaliser refuses goes to the SDK as
+    written, so the caller meets the SDK's own outcome.
+    """
+    if not _gemini_normalisable(value) or value == []:
+        return None
+    if isinstance(value, list) and all(_is_gemini_content(item) for item in value):
+        return cast("list[object]", value)
+    from google.genai import _transformers  # noqa: PLC0415 - the SDK is optional; only its own calls come here
+
+    try:
+        return list(_transformers.t_contents(value))
+    except Exception:  # noqa: BLE001 - the SDK refuses it the same way when it runs
+        return None
 
 
 def _readable(value: object, lane: Lane) -> bool:
@@ -158,6 +201,8 @@ def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
     and ``readable=False``, so the SDK meets the caller's error as it would without
     instrumentation. A transcript the law cannot read (``law_reads``) is ``readable=False`` too.
     """
+    if lane == "gemini.generate_content":
+        return _materialise_gemini(kwargs)
     out = kwargs
     for key, listing in LISTINGS[lane].items():
         value = kwargs.get(key)
@@ -175,15 +220,27 @@ def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
     return Materialised(kwargs=out, readable=_readable(out.get(MESSAGES_KEY[lane]), lane))
 
 
+def _materialise_gemini(kwargs: dict[str, object]) -> Materialised:
+    """``materialise`` for google-genai: ``contents`` as the SDK normalises it (``gemini_contents``)."""
+    value = kwargs.get("contents")
+    contents = gemini_contents(value)
+    if contents is None:
+        return Materialised(kwargs=kwargs, readable=False)
+    if contents is value:
+        return Materialised(kwargs=kwargs, readable=True)
+    return Materialised(kwargs={**kwargs, "contents": contents}, readable=True)
+
+
 def _withheld(
     kwargs: Mapping[str, object],
     *,
+    lane: Lane,
     scope: compose.ToolsWithheld | None,
     rounds: int,
     options: Options,
 ) -> tuple[compose.ToolsWithheldReason | None, bool]:
     """The withheld decision and whether it changes the request (see the module's stage 4)."""
-    tools = kwargs.get("tools")
+    tools = compose.request_tools(kwargs, lane=lane)
     if not tools:
         return None, False
     wrap_up = scope == "wrap-up" or (options.max_tool_rounds is not None and rounds >= options.max_tool_rounds)
@@ -191,7 +248,7 @@ def _withheld(
     if reason is not None:
         applied = scope is not None or options.mode == "repair"
         return reason, applied
-    if compose.caller_withheld_tools(kwargs.get("tool_choice")):
+    if compose.caller_withheld_tools(compose.request_tool_choice(kwargs, lane=lane)):
         return "caller", False
     return None, False
 
@@ -234,9 +291,9 @@ def decide_request(
     if options.mode == "repair" and view is not None and view.messages is not transcript:
         out = {**kwargs, key: view.messages}
     rounds = compose.tool_rounds_since_user_text(transcript or (), lane=lane) if options.max_tool_rounds else 0
-    withheld, applied = _withheld(kwargs, scope=scope, rounds=rounds, options=options)
+    withheld, applied = _withheld(kwargs, lane=lane, scope=scope, rounds=rounds, options=options)
     if applied:
-        out = {**out, "tool_choice": compose.tool_choice_none(lane)}
+        out = compose.with_tools_withheld(out, lane=lane)
 
     return PreparedRequest(
         kwargs=out,
@@ -290,7 +347,7 @@ def _recorded(
         pieces = compose.contributing_pieces(compose.system_prompt_pieces(out, lane=lane))
         system_fingerprints = tuple(compose.fingerprint(p.raw_content) for p in pieces)
         system_prompt = compose.join_system_prompt(pieces) if options.capture_content else ""
-        tools = out.get("tools")
+        tools = compose.request_tools(out, lane=lane)
         if tools:
             tools_fingerprint = compose.fingerprint(tools)
 

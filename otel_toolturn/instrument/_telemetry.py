@@ -28,7 +28,7 @@ from opentelemetry.util.types import AttributeValue
 import otel_toolturn
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import LANES_OF, Mode, Options, Provider
+from otel_toolturn.instrument._config import LANES_OF, NAMES_OF, Mode, Options, ProviderName
 
 _log = logging.getLogger("otel_toolturn.instrument")
 
@@ -44,7 +44,7 @@ def _configured(provider: LoggerProvider) -> bool:
 
 
 class Labels:
-    """The metric attribute sets of one lane and provider, built once and shared (never mutated).
+    """The metric attribute sets of one lane and ``gen_ai.provider.name``, built once and shared (never mutated).
 
     ``base``: lane and provider. ``requests``: those and the mode. ``with_((key, value), ...)``:
     ``base`` and the given attributes (a repair's form and lossiness, a drop's cause...), cached.
@@ -52,7 +52,7 @@ class Labels:
 
     __slots__ = ("_sets", "base", "requests")
 
-    def __init__(self, lane: Lane, provider: Provider, mode: Mode) -> None:
+    def __init__(self, lane: Lane, provider: ProviderName, mode: Mode) -> None:
         self.base: Attributes = {names.LANE: lane, names.PROVIDER: provider}
         self.requests: Attributes = {names.LANE: lane, names.PROVIDER: provider, names.MODE: mode}
         self._sets: dict[tuple[tuple[str, AttributeValue], ...], Attributes] = {}
@@ -97,17 +97,19 @@ class Telemetry:
         self._logger = (
             get_logger(names.INSTRUMENTATION_NAME, version, logger_provider=chosen) if _configured(chosen) else None
         )
-        self._labels: dict[tuple[Lane, Provider], Labels] = {
-            (lane, provider): Labels(lane, provider, options.mode)
+        self._labels: dict[tuple[Lane, ProviderName], Labels] = {
+            (lane, name): Labels(lane, name, options.mode)
             for provider, lanes in LANES_OF.items()
             for lane in lanes
+            for name in NAMES_OF[provider]
         }
         for provider in options.providers:
             for lane in LANES_OF[provider]:
-                self.add(names.LOSSY_PROJECTIONS, 0, self.labels(lane, provider).base)
+                for name in NAMES_OF[provider]:
+                    self.add(names.LOSSY_PROJECTIONS, 0, self.labels(lane, name).base)
 
-    def labels(self, lane: Lane, provider: Provider) -> Labels:
-        """The shared metric attribute sets of ``lane`` and ``provider``."""
+    def labels(self, lane: Lane, provider: ProviderName) -> Labels:
+        """The shared metric attribute sets of ``lane`` and ``provider`` (a ``gen_ai.provider.name`` value)."""
         found = self._labels.get((lane, provider))
         if found is None:
             found = self._labels[lane, provider] = Labels(lane, provider, self.options.mode)

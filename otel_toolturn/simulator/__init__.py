@@ -1,10 +1,11 @@
-"""An embedded provider simulator: Anthropic Messages, Chat Completions and Responses on loopback.
+"""An embedded provider simulator: Anthropic Messages, Chat Completions, Responses and Gemini on loopback.
 
 It enforces each provider's tool-turn rules with the provider's own 400 body and words, answers
 valid requests with scripted turns (tool calls, text) as plain JSON or SSE, can misbehave on
 demand (cut arguments, no finish frame, frames after the end, a non-JSON frame, a substituted
-model), and records every request it receives. On the Anthropic lane it signs the thinking it
-returns and checks each signature against the prefix it was made from (``_binding``); on every
+model, Gemini's ``MALFORMED_FUNCTION_CALL``), and records every request it receives. On the
+Anthropic lane it signs the thinking it returns and checks each signature against the prefix it
+was made from (``_binding``); on Gemini it signs the first call of each step (unchecked); on every
 lane each reply's usage reports the part of its prompt an earlier request already sent, as a prefix
 cache would (``_cache``; totals per lane in ``Simulator.summary``). The demo runs against it; so do
 the tests.

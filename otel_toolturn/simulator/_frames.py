@@ -33,17 +33,22 @@ BAD_FRAME_DATA: Final = '{"type": "content_block_delta", "delta": {"text": "unte
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Frame:
-    """One SSE frame: an optional ``event:`` name and its ``data:`` payload (JSON object or raw text)."""
+    r"""One SSE frame: an optional ``event:`` name and its ``data:`` payload (JSON object or raw text).
+
+    ``line_end`` ends each line (Gemini's stream uses ``\r\n``); a blank line ends the frame.
+    """
 
     data: Mapping[str, object] | str
     role: FrameRole
     event: str | None = None
+    line_end: Literal["\n", "\r\n"] = "\n"
 
     def encode(self) -> bytes:
         """Return the frame's bytes on the wire, blank-line terminated."""
         data = self.data if isinstance(self.data, str) else json.dumps(self.data, separators=(",", ":"))
-        head = f"event: {self.event}\n" if self.event is not None else ""
-        return f"{head}data: {data}\n\n".encode()
+        end = self.line_end
+        head = f"event: {self.event}{end}" if self.event is not None else ""
+        return f"{head}data: {data}{end}{end}".encode()
 
 
 def pieces(text: str, count: int) -> list[str]:

@@ -2,7 +2,7 @@
 
 A ``ScriptedTurn`` is one reply of the simulated model, independent of the wire lane: some text,
 some tool calls, the model name it reports, and the misbehaviours it commits. The lane renderers
-(``_anthropic``, ``_chat``, ``_responses``) turn it into each provider's wire shape.
+(``_anthropic``, ``_chat``, ``_responses``, ``_gemini``) turn it into each provider's wire shape.
 
 When no scripted turn is queued, ``default_turn`` decides from the request itself:
 
@@ -20,17 +20,23 @@ from typing import Final, Literal, get_args
 
 from otel_toolturn._vocab import Lane
 
-Misbehaviour = Literal["cut_arguments", "no_finish", "frames_after_end", "bad_frame"]
+Misbehaviour = Literal["cut_arguments", "no_finish", "frames_after_end", "bad_frame", "malformed_call"]
 """How a scripted turn breaks its own reply.
 
 - ``cut_arguments``: the first call's arguments stop half-way and the reply ends there (streamed:
   the connection closes mid-arguments; plain JSON: the argument text is cut — Anthropic, whose
-  arguments are an object, leaves the call out — and the stop reason says the token cap cut it).
+  arguments are an object, leaves the call out, and so does Gemini, streamed or not — and the stop
+  reason says the token cap cut it).
 - ``no_finish``: the stream ends without its terminal frames (no stop reason, no final event).
 - ``frames_after_end``: after the terminal frames come a content frame and a second ending.
 - ``bad_frame``: a ``data:`` line that is not JSON, right after the first frame.
 
-The last three describe stream frames; a plain JSON reply has no frames and ignores them.
+- ``malformed_call``: Gemini's ``MALFORMED_FUNCTION_CALL``: the provider could not parse the
+  calls the model wrote, and the reply carries no content, only that finish reason and a
+  ``finishMessage`` quoting them (plain and streamed). The other lanes have no such reply and ignore it.
+
+``no_finish``, ``frames_after_end`` and ``bad_frame`` describe stream frames; a plain JSON reply
+has no frames and ignores them.
 """
 MISBEHAVIOURS: Final[tuple[Misbehaviour, ...]] = get_args(Misbehaviour)
 
@@ -65,8 +71,9 @@ class ScriptedTurn:
             raise ValueError(f"unknown misbehaviour(s) {unknown!r}; expected some of {MISBEHAVIOURS!r}")
         if not self.text and not self.calls:
             raise ValueError("a scripted turn needs text, calls or both; got neither")
-        if "cut_arguments" in self.misbehaviours and not self.calls:
-            raise ValueError("the misbehaviour 'cut_arguments' needs a call to cut; the turn has none")
+        for needs_calls in ("cut_arguments", "malformed_call"):
+            if needs_calls in self.misbehaviours and not self.calls:
+                raise ValueError(f"the misbehaviour {needs_calls!r} needs a call to break; the turn has none")
 
 
 def default_turn(body: Mapping[str, object], *, lane: Lane) -> ScriptedTurn:
@@ -81,10 +88,16 @@ def default_turn(body: Mapping[str, object], *, lane: Lane) -> ScriptedTurn:
 
 def _ends_with_tool_result(body: Mapping[str, object], *, lane: Lane) -> bool:
     """Whether the conversation's last item carries a tool result, in the lane's spelling."""
-    items = body.get("input" if lane == "openai.responses" else "messages")
+    field = {"openai.responses": "input", "gemini.generate_content": "contents"}.get(lane, "messages")
+    items = body.get(field)
     if not isinstance(items, list) or not items or not isinstance(items[-1], Mapping):
         return False
     last = items[-1]
+    if lane == "gemini.generate_content":
+        parts = last.get("parts")
+        return isinstance(parts, list) and any(
+            isinstance(p, Mapping) and ("functionResponse" in p or "function_response" in p) for p in parts
+        )
     if lane == "anthropic.messages":
         content = last.get("content")
         return isinstance(content, list) and any(
@@ -102,6 +115,12 @@ def _first_tool_name(body: Mapping[str, object], *, lane: Lane) -> str | None:
         return None
     for tool in tools:
         if not isinstance(tool, Mapping):
+            continue
+        if lane == "gemini.generate_content":
+            declared = tool.get("functionDeclarations", tool.get("function_declarations"))
+            specs = [d for d in declared if isinstance(d, Mapping)] if isinstance(declared, list) else []
+            if specs and isinstance(specs[0].get("name"), str):
+                return str(specs[0]["name"])
             continue
         spec = tool.get("function") if lane == "openai.chat_completions" else tool
         if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):

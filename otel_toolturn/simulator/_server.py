@@ -4,12 +4,16 @@ Role: the provider stand-in for the demo and the tests. It reads each request bo
 lane's tool-turn rules exactly as the project's validator states them (``otel_toolturn.validate``:
 the first violation is answered with HTTP 400 and the provider's own error body and words), and
 answers a valid request with the next scripted turn (or ``default_turn``), as plain JSON or, when
-the body says ``"stream": true``, as the lane's SSE stream with the turn's misbehaviours applied.
+the body says ``"stream": true`` (Gemini: the path names ``streamGenerateContent``), as the
+lane's SSE stream with the turn's misbehaviours applied.
 A request that passes the tool-turn rules then meets the lane's own checks (``Wire.admit``; the
 Anthropic lane: the prefix check of signed thinking, ``_binding``), and every served reply reports
 how much of its prompt was served from cache (``_cache``).
 
-Reads: ``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses`` (query strings ignored).
+Reads: ``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses``, and Gemini's
+``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
+and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's
+``model`` and ``stream``); query strings ignored.
 Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
 the last prompts for the cache accounting; for Responses, each reply's whole conversation under its
 id so a later ``previous_response_id`` brings the earlier items back — a request is validated (and
@@ -37,14 +41,16 @@ from urllib.parse import urlsplit
 from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
-from otel_toolturn.simulator import _anthropic, _chat, _responses
+from otel_toolturn.simulator import _anthropic, _chat, _gemini, _responses
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
 from otel_toolturn.simulator._wire import Wire
 
-WIRES: Final[Mapping[str, Wire]] = MappingProxyType({w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE)})
-"""The lanes the simulator speaks, by URL path."""
+WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
+    {w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE, _gemini.WIRE)}
+)
+"""The lanes the simulator speaks, by URL path (a lane with a ``route`` also by the paths it reads)."""
 LISTEN_BACKLOG: Final = 1024
 """Connections the kernel queues before the server accepts them (the standard library's default, 5, refuses a burst)."""
 
@@ -143,7 +149,7 @@ class Simulator:
     # --- what callers read ---------------------------------------------------------------------
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT`` — the Anthropic client's ``base_url``."""
+        """``http://127.0.0.1:PORT`` — the ``base_url`` of the Anthropic client and google-genai's ``HttpOptions``."""
         if self._server is None:
             raise RuntimeError("the simulator is not serving; use it as a context manager or call start()")
         host, port = self._server.server_address[:2]
@@ -186,14 +192,15 @@ class Simulator:
     # --- the core ------------------------------------------------------------------------------
     def answer(self, path: str, raw: bytes) -> Answer:
         """Decide the answer to one ``POST`` (the HTTP handler only reads and writes bytes)."""
-        wire = WIRES.get(path)
-        if wire is None:
+        routed = _route(path)
+        if routed is None:
             message = f"Unknown request URL: POST {path}. Please check the URL for typos."
             self._record(
                 RecordedRequest(path=path, lane=None, body=raw.decode(errors="replace"), status=404, error=message)
             )
             error = {"message": message, "type": "invalid_request_error", "param": None, "code": "unknown_url"}
             return Answer(status=404, body={"error": error})
+        wire, path_fields = routed
         try:
             body = json.loads(raw)
         except ValueError:
@@ -221,15 +228,16 @@ class Simulator:
             return self._reject(wire, path, body, str(error))
         if violations:
             return self._reject(wire, path, body, violations[0].message)
-        admission = wire.admit(body)
+        request = {**body, **path_fields} if path_fields else body
+        admission = wire.admit(request)
         if admission.refusal is not None:
             return self._reject(wire, path, body, admission.refusal, by_lane_checks=True)
         seen = admission.request
         prompt_items = [*(earlier or []), *_as_items(seen.get(wire.transcript_field))]
         prompt = self._cache.account(wire.lane, prompt_units(seen, prompt_items, head_fields=wire.head_fields))
         with self._lock:
-            turn = self._turns.popleft() if self._turns else default_turn(body, lane=wire.lane)
-        streamed = body.get("stream") is True
+            turn = self._turns.popleft() if self._turns else default_turn(request, lane=wire.lane)
+        streamed = request.get("stream") is True
         cut = not streamed and "cut_arguments" in turn.misbehaviours
         reply = {
             **wire.reply_body(turn, request=seen, new_id=self._new_id, cut=cut, prompt=prompt),
@@ -246,7 +254,7 @@ class Simulator:
         self._count(wire, prompt=prompt, dropped=admission.dropped)
         if not streamed:
             return Answer(status=200, body=reply)
-        frames = wire.reply_frames(reply, request=body, misbehaviours=turn.misbehaviours)
+        frames = wire.reply_frames(reply, request=request, misbehaviours=turn.misbehaviours)
         return Answer(status=200, frames=tuple(frames))
 
     def _reject(self, wire: Wire, path: str, body: object, message: str, *, by_lane_checks: bool = False) -> Answer:
@@ -283,7 +291,21 @@ def _missing_field(wire: Wire) -> str:
     """Give the provider's words for a request without its transcript field."""
     if wire.lane == "anthropic.messages":
         return f"{wire.transcript_field}: Field required"
+    if wire.lane == "gemini.generate_content":
+        return f"* GenerateContentRequest.{wire.transcript_field}: contents is not specified\n"
     return f"Missing required parameter: '{wire.transcript_field}'."
+
+
+def _route(path: str) -> tuple[Wire, Mapping[str, object]] | None:
+    """The lane serving ``path`` and the request fields the path carries (``None``: no lane does)."""
+    wire = WIRES.get(path)
+    if wire is not None and wire.route is None:
+        return wire, {}
+    for candidate in WIRES.values():
+        fields = candidate.route(path) if candidate.route is not None else None
+        if fields is not None:
+            return candidate, fields
+    return None
 
 
 def _as_items(transcript: object) -> list[object]:

@@ -11,6 +11,9 @@
 
 ``new_id(prefix)`` hands out the simulator's next id with that prefix (deterministic per simulator).
 ``head_fields`` name the request fields that open the prompt ahead of the transcript (``_cache``).
+``route(path)``, for a lane whose URL carries request fields (Gemini: the model and the streaming
+method), reads them from a path (``None``: not this lane's path); a lane without one is served at
+its ``path`` alone.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class ReplyFrames(Protocol):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
-    """One lane as the simulator speaks it: the URL path, the request field holding the transcript."""
+    """One lane as the simulator speaks it: the URL path (or ``route``), the request field holding the transcript."""
 
     lane: Lane
     path: str
@@ -82,3 +85,4 @@ class Wire:
     reply_body: ReplyBody
     reply_frames: ReplyFrames
     error_body: Callable[[str], Mapping[str, object]]
+    route: Callable[[str], Mapping[str, object] | None] | None = None

@@ -38,6 +38,7 @@ from otel_toolturn.streams._report import (
 from otel_toolturn.streams._sse import sse_data
 from otel_toolturn.streams._tool_calls import parse_streamed_tool_args
 from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver
+from otel_toolturn.streams.gemini import GeminiObserver
 from otel_toolturn.streams.openai_chat import OpenAIChatObserver
 from otel_toolturn.streams.openai_responses import OpenAIResponsesObserver
 
@@ -60,6 +61,8 @@ def observer_for(lane: Lane, *, requested_model: str | None, max_output_tokens: 
         return OpenAIChatObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     if lane == "openai.responses":
         return OpenAIResponsesObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
+    if lane == "gemini.generate_content":
+        return GeminiObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     _unknown_lane(lane)
 
 
@@ -84,6 +87,10 @@ def check_response(
         return _response.check_responses_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
+    if lane == "gemini.generate_content":
+        return _response.check_gemini_response(
+            response, requested_model=requested_model, max_output_tokens=max_output_tokens
+        )
     _unknown_lane(lane)
 
 
@@ -92,6 +99,7 @@ __all__ = [
     "INPUT_TRANSFORMATION_TYPES",
     "AnthropicMessagesObserver",
     "EndStatement",
+    "GeminiObserver",
     "InputTransformation",
     "InputTransformationReason",
     "InputTransformationType",

@@ -1,7 +1,8 @@
 """Which model answered: the model names a response reports, and whether they name the requested one.
 
 ``note_response_model`` folds each model name a response reports into a ``ReportedModel``, one
-rule for the three lanes (``message_start.message.model`` / ``chunk.model`` / ``response.model``):
+rule for every lane (``message_start.message.model`` / ``chunk.model`` / ``response.model`` /
+``modelVersion``):
 
 - the LAST frame that names a model decides;
 - naming nothing (``None``, a non-string, or ``""``) is not an update;
@@ -20,7 +21,7 @@ from typing import Final
 
 from otel_toolturn.streams._provider_word import is_provider_word
 
-_SNAPSHOT_SUFFIX: Final = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})")
+_SNAPSHOT_SUFFIX: Final = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3})")
 _ALIAS_SUFFIX: Final = "-latest"
 
 
@@ -43,9 +44,10 @@ def names_requested_model(reported: str, requested: str) -> bool:
 
     Providers answer an alias with the dated snapshot it resolves to (``gpt-4o-mini`` →
     ``gpt-4o-mini-2024-07-18``; ``gpt-4`` → ``gpt-4-0613``; ``claude-haiku-4-5`` →
-    ``claude-haiku-4-5-20251001``; ``claude-3-5-haiku-latest`` → ``claude-3-5-haiku-20241022``).
-    That is the requested model, not a substitution: the snapshot suffix is ``-YYYY-MM-DD``,
-    ``-YYYYMMDD`` or ``-MMDD`` after the requested id (a trailing ``-latest`` removed). Nothing
+    ``claude-haiku-4-5-20251001``; ``claude-3-5-haiku-latest`` → ``claude-3-5-haiku-20241022``;
+    ``gemini-1.5-flash`` → ``gemini-1.5-flash-002``). That is the requested model, not a
+    substitution: the snapshot suffix is ``-YYYY-MM-DD``, ``-YYYYMMDD``, ``-MMDD`` or a
+    three-digit version ``-NNN`` after the requested id (a trailing ``-latest`` removed). Nothing
     else names it.
     """
     if reported == requested:

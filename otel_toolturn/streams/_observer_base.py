@@ -1,6 +1,6 @@
 """What every lane's stream observer keeps, and the steps they share: decoding, usage, the report.
 
-A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``) subclasses
+A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``, ``gemini``) subclasses
 ``ObserverBase``: its ``feed`` counts the event, reads it once, the one way its lane defines,
 and keeps the facts here (the ledger, the repetition poll, the reported model, the response id,
 the token counts, the frames it could not read); its ``finish`` hands its call slots, endings
@@ -100,8 +100,9 @@ class ObserverBase:
         finish_reasons: tuple[str, ...],
         cap_stop: bool,
         torn: bool,
+        withheld_calls: int = 0,
     ) -> StreamReport:
-        """The report of everything fed so far, from the lane's calls, endings and cap stop."""
+        """The report of everything fed so far, from the lane's calls, endings, cap stop and withheld calls."""
         return settle(
             slots=slots,
             closed_of=closed_of,
@@ -119,4 +120,5 @@ class ObserverBase:
             bad_frames=self._bad,
             frames_unread=self._unread,
             events=self._events,
+            withheld_calls=withheld_calls,
         )

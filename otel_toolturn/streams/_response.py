@@ -11,6 +11,9 @@ lane:
   finished its turn;
 - ``openai.responses``: a ``function_call`` item is closed unless its ``status`` says it is not
   ``completed``.
+- ``gemini.generate_content``: as when streamed (``gemini``), every whole ``functionCall`` part
+  is closed except the last part of a candidate the output cap stopped (``MAX_TOKENS``); a
+  ``MALFORMED_FUNCTION_CALL`` finish counts the call the provider withheld.
 
 Also read: finish reasons, response id, usage, and the model (``note_response_model``); the
 text's tail goes through the repetition poll once. An Anthropic message's
@@ -21,8 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Final
 
+from otel_toolturn.streams import gemini
 from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._model_check import ReportedModel, note_response_model
@@ -30,7 +33,7 @@ from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._settle import settle
-from otel_toolturn.streams._tool_calls import CallSlot
+from otel_toolturn.streams._tool_calls import NOT_AN_OBJECT, CallSlot
 from otel_toolturn.streams._truncation_cause import OutputCapFacts
 from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
 from otel_toolturn.streams.anthropic_messages import input_transformations_of
@@ -38,9 +41,6 @@ from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
 from otel_toolturn.streams.openai_responses import CAP_STOP as RESPONSES_CAP_STOP
 from otel_toolturn.streams.openai_responses import finish_word
-
-NOT_AN_OBJECT: Final = "<arguments that are not a JSON object>"
-"""Argument text standing for a non-streamed call whose arguments are neither a string nor an object."""
 
 
 def _list(value: object) -> list[object]:
@@ -68,18 +68,20 @@ def _report(
     *,
     slots: list[CallSlot],
     reasons: tuple[str, ...],
-    response: object,
     requested_model: str | None,
     cap_stop: bool,
     usage: Usage,
     max_output_tokens: int | None,
     text: str,
+    response_id: object,
+    model: ReportedModel,
+    withheld_calls: int = 0,
 ) -> StreamReport:
+    """The report of one whole response: its id as read, its model as judged (``note_response_model``)."""
     ledger = StreamEndLedger()
     ledger.decide("finish", reasons[0] if reasons else None)
     poll = RepetitionPoll()
     poll.poll(text)
-    response_id = field(response, "id")
     return settle(
         slots=slots,
         closed_of=_closed,
@@ -88,13 +90,14 @@ def _report(
         finish_reasons=reasons,
         response_id=response_id if type(response_id) is str else None,
         requested_model=requested_model,
-        model=note_response_model(ReportedModel(), field(response, "model"), requested_model),
+        model=model,
         cap=OutputCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
         repetition=poll.report(),
         usage=usage,
         bad_frames=0,
         frames_unread=0,
         events=1,
+        withheld_calls=withheld_calls,
     )
 
 
@@ -122,7 +125,6 @@ def check_anthropic_message(
     report = _report(
         slots=slots,
         reasons=reasons,
-        response=response,
         requested_model=requested_model,
         cap_stop=cap_stop,
         usage=Usage(
@@ -131,6 +133,8 @@ def check_anthropic_message(
         ),
         max_output_tokens=max_output_tokens,
         text="".join(texts),
+        response_id=field(response, "id"),
+        model=note_response_model(ReportedModel(), field(response, "model"), requested_model),
     )
     transformations = tuple(dict.fromkeys(input_transformations_of(response)))
     return dataclasses.replace(report, input_transformations=transformations) if transformations else report
@@ -167,7 +171,6 @@ def check_chat_completion(
     return _report(
         slots=slots,
         reasons=tuple(reasons),
-        response=response,
         requested_model=requested_model,
         cap_stop=CHAT_CAP_STOP in reasons,
         usage=Usage(
@@ -176,6 +179,8 @@ def check_chat_completion(
         ),
         max_output_tokens=max_output_tokens,
         text=text,
+        response_id=field(response, "id"),
+        model=note_response_model(ReportedModel(), field(response, "model"), requested_model),
     )
 
 
@@ -205,7 +210,6 @@ def check_responses_response(
     return _report(
         slots=slots,
         reasons=(word,) if field(response, "status") is not None else (),
-        response=response,
         requested_model=requested_model,
         cap_stop=word == RESPONSES_CAP_STOP,
         usage=Usage(
@@ -214,4 +218,49 @@ def check_responses_response(
         ),
         max_output_tokens=max_output_tokens,
         text="".join(texts),
+        response_id=field(response, "id"),
+        model=note_response_model(ReportedModel(), field(response, "model"), requested_model),
+    )
+
+
+def check_gemini_response(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one Gemini ``GenerateContentResponse`` (every candidate), read as a streamed chunk is."""
+    slots: list[CallSlot] = []
+    reasons: list[str] = []
+    text = ""
+    withheld = 0
+    candidates = _list(gemini.read(response, "candidates", "candidates"))
+    for position, candidate in enumerate(candidates):
+        index = gemini.read(candidate, "index", "index")
+        choice = index if type(index) is int else position
+        raw = gemini.read(candidate, "finishReason", "finish_reason")
+        finish = None if raw is None else gemini.finish_word(raw)
+        if finish is not None:
+            reasons.append(finish)
+            withheld += finish == gemini.WITHHELD_CALL
+        parts = gemini.CandidateParts()
+        texts = parts.read(gemini.read(gemini.read(candidate, "content", "content"), "parts", "parts"), choice=choice)
+        if choice == 0:
+            text = "".join(texts)
+        for slot in parts.calls:
+            slot.closed = parts.closed(slot, finish)
+            slots.append(slot)
+    if not candidates:
+        blocked = gemini.read(gemini.read(response, "promptFeedback", "prompt_feedback"), "blockReason", "block_reason")
+        if blocked is not None:
+            reasons.append(gemini.finish_word(blocked, numbered=False))
+    model = gemini.read(response, "modelVersion", "model_version")
+    return _report(
+        slots=slots,
+        reasons=tuple(reasons),
+        requested_model=requested_model,
+        cap_stop=gemini.CAP_STOP in reasons,
+        usage=gemini.usage_of(gemini.read(response, "usageMetadata", "usage_metadata")),
+        max_output_tokens=max_output_tokens,
+        text=text,
+        response_id=gemini.read(response, "responseId", "response_id"),
+        model=note_response_model(ReportedModel(), model, gemini.model_id(requested_model)),
+        withheld_calls=withheld,
     )

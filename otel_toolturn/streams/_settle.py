@@ -2,9 +2,9 @@
 
 ``settle`` is the one place a ``StreamReport`` is built, for a streamed response (each lane's
 observer, at ``finish``) and a whole one (``check_response``) alike. It judges each slot with
-``judge_call`` under the lane's close evidence, counts the drops per cause (and, of the ``truncated`` ones, those no
-frame closed: ``unfinished``), words the notes and the truncation clause, and reads nothing it is
-not given.
+``judge_call`` under the lane's close evidence, counts the drops per cause (the calls a provider
+said it withheld among the ``truncated`` ones; of those, the ones no frame closed:
+``unfinished``), words the notes and the truncation clause, and reads nothing it is not given.
 """
 
 from __future__ import annotations
@@ -35,13 +35,18 @@ def settle(
     bad_frames: int,
     frames_unread: int,
     events: int,
+    withheld_calls: int = 0,
 ) -> StreamReport:
-    """Judge every slot (in choice, then index order) and build the report; never alters a slot."""
+    """Judge every slot (in choice, then index order) and build the report; never alters a slot.
+
+    ``withheld_calls``: calls the provider said the model made but it withheld as unreadable
+    (Gemini's ``MALFORMED_FUNCTION_CALL``), counted as ``truncated`` drops without ids.
+    """
     calls: list[StreamedCall] = []
     cut: list[str] = []
     open_cut: list[str] = []
     unnamed: list[str] = []
-    truncated_count = unnamed_count = open_count = 0
+    truncated_count, unnamed_count, open_count = withheld_calls, 0, 0
     for slot in sorted(slots, key=lambda s: (s.choice, s.index)):
         closed = closed_of(slot)
         verdict = judge_call(slot, closed=closed)

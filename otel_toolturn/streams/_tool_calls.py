@@ -9,6 +9,9 @@ a lane that does not state its evidence does not type-check. The evidence per la
   for the item;
 - ``openai.chat_completions``: a finish reason that says the model finished its turn
   (``tool_calls``, ``stop``, ``function_call``) — not ``length``, not a missing finish.
+- ``gemini.generate_content``: a ``functionCall`` part arrives whole, its own evidence — except
+  the candidate's last part when ``MAX_TOKENS`` stopped it, and a part that streams its
+  arguments in pieces (``willContinue``).
 
 Another call opening is no evidence: a gateway may open several calls before any argument byte
 arrives.
@@ -18,9 +21,12 @@ from __future__ import annotations
 
 import json
 from types import MappingProxyType
-from typing import Literal
+from typing import Final, Literal
 
 from otel_toolturn.streams._report import StreamDrop, StreamedCall
+
+NOT_AN_OBJECT: Final = "<arguments that are not a JSON object>"
+"""Argument text standing for a call whose arguments arrived neither as text nor as an object."""
 
 
 def _reject_constant(word: str) -> object:

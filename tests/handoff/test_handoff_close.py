@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_toolturn import LANES, Lane
+from otel_toolturn import Lane
 from otel_toolturn.handoff import (
     DeferredHandBack,
     HandoffClosed,
@@ -17,6 +17,7 @@ from otel_toolturn.handoff import (
 )
 from otel_toolturn.handoff._close import HANDOFF_OUTCOME_KINDS, NO_MARKS
 from otel_toolturn.handoff._texts import handoff_resume_text, handoff_stopped_text
+from otel_toolturn.handoff._wire import HANDOFF_LANES
 from tests.handoff.threads import contents, persona, snapshot
 
 KEY = handoff_scope_key(HandoffScopes(), "explorer", "call-1")
@@ -35,7 +36,7 @@ def _close(lane: Lane, outcome: HandoffOutcome, marks: TurnMarks = NO_MARKS) -> 
     return thread, closed
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_close_strips_then_pushes_the_default_hand_back(lane: Lane) -> None:
     """The persona is stripped, then the default resume text is pushed as a user message."""
     thread, closed = _close(lane, SUCCESS)
@@ -45,14 +46,14 @@ def test_close_strips_then_pushes_the_default_hand_back(lane: Lane) -> None:
     assert closed.messages[1:] == [{"role": "user", "content": handoff_resume_text("explorer", "done")}]
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_close_after_a_stop_pushes_the_stopped_text(lane: Lane) -> None:
     """A stopped body's default hand-back is the stopped text."""
     _, closed = _close(lane, STOPPED)
     assert contents(closed.messages) == ["hello", handoff_stopped_text("explorer", "boom")]
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("outcome", [SUCCESS, STOPPED])
 def test_custom_hand_back_replaces_the_default(lane: Lane, outcome: HandoffOutcome) -> None:
     """A custom text replaces the default for a success and for a stop, without warning."""
@@ -61,7 +62,7 @@ def test_custom_hand_back_replaces_the_default(lane: Lane, outcome: HandoffOutco
     assert closed.warnings == ()
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_empty_custom_hand_back_is_ignored_with_a_warning(lane: Lane) -> None:
     """An empty custom text keeps the default, and says the hand-back cannot be empty."""
     _, closed = _close(lane, SUCCESS, TurnMarks(message=""))
@@ -69,7 +70,7 @@ def test_empty_custom_hand_back_is_ignored_with_a_warning(lane: Lane) -> None:
     assert closed.warnings == ("explorer: hand-back ignored; the hand-back message cannot be empty",)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_rejection_keeps_its_text_and_warns_about_a_custom_one(lane: Lane) -> None:
     """For a rejection the model must see the rejection, so the custom text is ignored."""
     _, closed = _close(lane, REJECTED, TurnMarks(message="Custom."))
@@ -79,7 +80,7 @@ def test_rejection_keeps_its_text_and_warns_about_a_custom_one(lane: Lane) -> No
     )
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_success_that_ends_the_turn_defers_its_hand_back(lane: Lane) -> None:
     """A success asking to end the turn strips, pushes nothing and returns the deferred record."""
     thread, closed = _close(lane, SUCCESS, TurnMarks(end_turn=True, message="Custom."))
@@ -88,7 +89,7 @@ def test_success_that_ends_the_turn_defers_its_hand_back(lane: Lane) -> None:
     assert closed.warnings == ()
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("outcome", [STOPPED, REJECTED])
 def test_only_a_success_defers(lane: Lane, outcome: HandoffOutcome) -> None:
     """A stop or a rejection that asked to end the turn still hands back at once."""

@@ -8,14 +8,15 @@ from openai.types.chat import ChatCompletionMessage
 from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMessageToolCall, Function
 from openai.types.responses import ResponseFunctionToolCall
 
-from otel_toolturn import LANES, HandoffError, Lane, ToolTurnInputError, UnknownLaneError, validate
+from otel_toolturn import HandoffError, Lane, ToolTurnInputError, UnknownLaneError, validate
 from otel_toolturn.handoff import HandoffCall, answer_handoff_not_started, drop_handoff_call
 from otel_toolturn.handoff._texts import handoff_not_started_text
+from otel_toolturn.handoff._wire import HANDOFF_LANES
 from tests.handoff.threads import ALONE, EXPLORER, round_with_sibling, snapshot
 from tests.transcripts import A, R, U, build, c, t, th
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_drop_targets_the_last_assistant_message(lane: Lane) -> None:
     """An earlier assistant message's call is never the target."""
     thread = build(lane, [U("q"), A(c("call-0", "explorer")), R("call-0"), U("again"), A(c("call-1", "explorer"))])
@@ -26,14 +27,14 @@ def test_drop_targets_the_last_assistant_message(lane: Lane) -> None:
         drop_handoff_call(thread, HandoffCall(index=0, call_id="call-0", name="explorer"), lane=lane)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_drop_without_an_assistant_message_is_a_handoff_error(lane: Lane) -> None:
     """No assistant message ⇒ a clear error saying none was found."""
     with pytest.raises(HandoffError, match="expected an assistant message carrying call 'call-1', found none"):
         drop_handoff_call(build(lane, [U("hello")]), ALONE, lane=lane)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize(
     ("call", "words"),
     [
@@ -49,7 +50,7 @@ def test_drop_of_a_call_not_exactly_at_its_index_is_a_handoff_error(lane: Lane, 
         drop_handoff_call(round_with_sibling(lane), call, lane=lane)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_drop_beside_a_sibling_removes_only_this_call(lane: Lane) -> None:
     """Other calls remain, their results still pair; nothing is inserted."""
     thread = round_with_sibling(lane)
@@ -60,7 +61,7 @@ def test_drop_beside_a_sibling_removes_only_this_call(lane: Lane) -> None:
     assert thread == before
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_drop_of_the_only_call_keeps_its_text(lane: Lane) -> None:
     """The only call gone, its text stays as a plain assistant message."""
     thread = build(lane, [U("hello"), A(t("I'll ask the explorer."), c("call-1", "explorer"))])
@@ -69,7 +70,7 @@ def test_drop_of_the_only_call_keeps_its_text(lane: Lane) -> None:
     assert validate(out, lane=lane) == []
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("blocks", [(c("call-1", "explorer"),), (th("plan"), c("call-1", "explorer"))])
 def test_drop_of_the_only_call_without_text_removes_the_message(lane: Lane, blocks: tuple[object, ...]) -> None:
     """A message that was only the call (and its reasoning) is removed."""
@@ -91,14 +92,14 @@ def test_drop_in_responses_takes_the_reasoning_directly_ahead_of_the_call() -> N
     assert validate(out, lane=lane) == []
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_call_only_message_is_removed_when_guard_feedback_follows(lane: Lane) -> None:
     """The call-only message goes even with guard feedback after it."""
     thread = build(lane, [U("hello"), A(c("call-1", "explorer")), U("guard feedback")])
     assert drop_handoff_call(thread, ALONE, lane=lane) == build(lane, [U("hello"), U("guard feedback")])
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_sibling_call_result_and_feedback_survive(lane: Lane) -> None:
     """A ``user, assistant, tool, user`` thread with a sibling call and its result survives the drop."""
     out = drop_handoff_call(round_with_sibling(lane, feedback=True), EXPLORER, lane=lane)
@@ -108,7 +109,7 @@ def test_sibling_call_result_and_feedback_survive(lane: Lane) -> None:
     assert validate(out, lane=lane) == []
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("feedback", [False, True])
 def test_not_started_answers_the_call_after_its_batch(lane: Lane, feedback: bool) -> None:
     """The not-started text answers the handoff's call, so the provider never sees it unanswered."""
@@ -234,3 +235,10 @@ def test_a_string_input_is_read_per_lane() -> None:
         drop_handoff_call("hello", ALONE, lane="openai.responses")
     with pytest.raises(ToolTurnInputError, match="expects a list of messages"):
         drop_handoff_call("hello", ALONE, lane="openai.chat_completions")
+
+
+def test_a_handoff_on_the_gemini_lane_is_a_handoff_error_naming_the_lanes_it_runs_on() -> None:
+    """Gemini keeps its system instruction outside ``contents``: a handoff there is refused, typed, not guessed."""
+    thread: list[object] = [{"role": "user", "parts": [{"text": "go"}]}]
+    with pytest.raises(HandoffError, match=r"anthropic\.messages.*gemini\.generate_content keeps"):
+        drop_handoff_call(thread, ALONE, lane="gemini.generate_content")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.handoff import (
     DeferredHandBack,
     HandoffOutcome,
@@ -32,6 +32,7 @@ from otel_toolturn.handoff._end_turn import (
     end_thread_with_answer,
 )
 from otel_toolturn.handoff._texts import handoff_resume_text
+from otel_toolturn.handoff._wire import HANDOFF_LANES
 from tests.handoff.threads import ALONE, EXPLORER, contents, persona, round_with_sibling, snapshot
 from tests.transcripts import A, R, U, build, c, t
 
@@ -244,7 +245,7 @@ def test_a_handoff_hand_back_is_ignored_when_the_turn_ends() -> None:
 # --- applying --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_continue_pushes_every_deferred_hand_back_in_call_order(lane: Lane) -> None:
     """Continue ⇒ each deferred hand-back is pushed (custom text or the default)."""
     thread = build(lane, [U("q")])
@@ -268,7 +269,7 @@ def test_continue_pushes_every_deferred_hand_back_in_call_order(lane: Lane) -> N
     assert applied.enclosing is enclosing
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_end_of_scope_llm_ends_the_thread_and_leaves_the_enclosing_tool_alone(lane: Lane) -> None:
     """End ⇒ the thread ends with the answer; scope ``llm`` never touches the enclosing marks."""
     enclosing = TurnMarks()
@@ -293,7 +294,7 @@ def test_end_of_scope_turn_inside_a_tool_body_marks_the_enclosing_loop(scope: Tu
 # --- ending the thread with the answer ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_a_trailing_plain_assistant_message_is_replaced(lane: Lane) -> None:
     """The body's structured reply is replaced, never followed by a second assistant message."""
     thread = build(lane, [U("q"), A(t('{"answer": "3 events", "done": true}'))])
@@ -302,7 +303,7 @@ def test_a_trailing_plain_assistant_message_is_replaced(lane: Lane) -> None:
     assert thread == before
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_the_caller_text_left_by_the_drop_is_replaced(lane: Lane) -> None:
     """The caller's own text left by ``drop_handoff_call`` is replaced by the answer."""
     dropped = drop_handoff_call(build(lane, [U("q"), A(t("Let me check."), c("call-1", "explorer"))]), ALONE, lane=lane)
@@ -311,7 +312,7 @@ def test_the_caller_text_left_by_the_drop_is_replaced(lane: Lane) -> None:
     assert validate(out, lane=lane) == []
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize(
     "events",
     [
@@ -371,7 +372,7 @@ def _step(state: RunnerState, messages: list[object], lane: Lane, enclosing: Tur
     )
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
     """The step applies the decision, records ``turn_ended[round]`` and drops the round's marks."""
     state, messages = _round_with_ending_handoff(lane, value="3 events")
@@ -394,7 +395,7 @@ def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
     assert ensure_tool_turn_invariants(step.messages, lane=lane).messages is step.messages
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("value", ["3 events", {"not": "a string"}], ids=["ends", "continues"])
 def test_step_replayed_from_recorded_state_finds_the_same_outcome(lane: Lane, value: object) -> None:
     """Replayed from the state before it or after it, the step gives the same outcome, applied once."""

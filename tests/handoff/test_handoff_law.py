@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.handoff import (
     HandoffCall,
     HandoffOutcome,
@@ -20,6 +20,7 @@ from otel_toolturn.handoff import (
 )
 from otel_toolturn.handoff._close import NO_MARKS
 from otel_toolturn.handoff._scope import strip_handoff_system_messages
+from otel_toolturn.handoff._wire import HANDOFF_LANES
 from tests.handoff.threads import ALONE, EXPLORER, persona, round_with_sibling
 from tests.transcripts import A, Event, R, U, build, c, t
 
@@ -61,7 +62,7 @@ SCENARIOS: dict[str, Callable[[Lane], list[object]]] = {
 }
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_dropped_handoff_thread_validates_and_the_law_returns_it_unchanged(lane: Lane, scenario: str) -> None:
     """A thread whose handoff call was dropped validates clean and the law returns the same object, no repair."""
@@ -72,7 +73,7 @@ def test_dropped_handoff_thread_validates_and_the_law_returns_it_unchanged(lane:
     assert view.repairs == ()
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_the_undropped_call_is_what_the_law_would_repair(lane: Lane) -> None:
     """Control: the same round with the handoff's call left in place is rejected, so the checks above can fail."""
     thread = push_scoped(round_with_sibling(lane), persona(lane, "explorer persona"), scopes=HandoffScopes().enter(KEY))
@@ -99,7 +100,7 @@ def rounds(draw: st.DrawFn) -> tuple[list[Event], HandoffCall]:
     return events, HandoffCall(index=at, call_id="handoff-1", name="explorer")
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 @settings(max_examples=60, deadline=None)
 @given(drawn=rounds())
 def test_any_dropped_round_validates_and_the_law_leaves_it(lane: Lane, drawn: tuple[list[Event], HandoffCall]) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from otel_toolturn import LANES, HandoffError, Lane
+from otel_toolturn import HandoffError, Lane
 from otel_toolturn.handoff import HandoffOutcome, HandoffScopes, close_handoff, handoff_scope_key, push_scoped
 from otel_toolturn.handoff._close import NO_MARKS
 from otel_toolturn.handoff._scope import SCOPE_FIELD, scope_of, strip_handoff_system_messages, tag_scoped
 from otel_toolturn.handoff._texts import handoff_resume_text, handoff_stopped_text
+from otel_toolturn.handoff._wire import HANDOFF_LANES
 from tests.handoff.threads import contents, persona, snapshot
 
 TOP = HandoffScopes()
@@ -78,7 +79,7 @@ def _after_body(lane: Lane) -> list[object]:
     return [*thread, {"role": "user", "content": "brief"}, {"role": "assistant", "content": "the answer"}]
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_finish_strips_the_body_persona_and_hands_back(lane: Lane) -> None:
     """Closing strips the dispatch's messages, keeps the caller's, pushes the hand-back."""
     thread = _after_body(lane)
@@ -97,7 +98,7 @@ def test_finish_strips_the_body_persona_and_hands_back(lane: Lane) -> None:
     assert thread == before
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_finish_removes_only_this_dispatch_messages(lane: Lane) -> None:
     """Another dispatch's tagged messages stay."""
     first = _after_body(lane)
@@ -108,7 +109,7 @@ def test_finish_removes_only_this_dispatch_messages(lane: Lane) -> None:
     assert "second persona" not in contents(out)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_strip_survives_compaction_shifting_indexes(lane: Lane) -> None:
     """Compaction replaces a run with a summary; the tag rides with the kept message."""
     thread = _after_body(lane)
@@ -124,7 +125,7 @@ def test_strip_survives_compaction_shifting_indexes(lane: Lane) -> None:
     ]
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_compacted_away_dispatch_still_hands_back(lane: Lane) -> None:
     """With the tagged messages summarised away, nothing is stripped and the hand-back comes."""
     thread = [persona(lane, "caller persona"), persona(lane, "summary"), {"role": "assistant", "content": "x"}]
@@ -133,7 +134,7 @@ def test_compacted_away_dispatch_still_hands_back(lane: Lane) -> None:
     assert contents(out)[3] == handoff_resume_text("explorer", "x")
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_nested_dispatches_strip_inner_persona_with_inner_hand_back(lane: Lane) -> None:
     """The inner persona goes with the inner hand-back; the outer with the outer one."""
     outer_key = handoff_scope_key(TOP, "outerAgent", "call-o")
@@ -158,7 +159,7 @@ def test_nested_dispatches_strip_inner_persona_with_inner_hand_back(lane: Lane) 
     ]
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_self_nested_without_ids_strips_only_the_inner_persona(lane: Lane) -> None:
     """Same name, empty ids — the inner close leaves the outer persona."""
     outer_key = handoff_scope_key(TOP, "subagent", "")
@@ -171,7 +172,7 @@ def test_self_nested_without_ids_strips_only_the_inner_persona(lane: Lane) -> No
     assert "inner persona" not in contents(out)
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", HANDOFF_LANES)
 def test_finish_stopped_strips_and_says_the_body_stopped(lane: Lane) -> None:
     """A stopped handoff strips the same way and hands back with the stopped text."""
     out = close_handoff(

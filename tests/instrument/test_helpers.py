@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind
 
 from otel_toolturn import Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._patches import TARGETS
+from otel_toolturn.instrument._patches import TARGETS, Target
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import MODEL, Wire
 
@@ -370,13 +370,24 @@ def test_anthropic_sdk_span_gets_the_events_instead_of_a_second_span(instrument:
 
 
 def test_patch_table_covers_sync_and_async_alike() -> None:
-    """Each patched sync method has its async twin, with an awaiting wrapper exactly where the SDK awaits."""
+    """Each patched sync method has its async twin, with an awaiting wrapper exactly where the SDK awaits.
+
+    A twin is the ``Async`` owner's method of the same name, or (google-genai's one API client) the
+    same owner's ``_async_`` method.
+    """
     pairs = [t for t in TARGETS if t.kind != "sdk_span"]
-    sync = {(t.module, t.method) for t in pairs if not t.owner.startswith("Async")}
-    asyn = {(t.module, t.method) for t in pairs if t.owner.startswith("Async")}
+
+    def is_async(target: Target) -> bool:
+        return target.owner.startswith("Async") or target.method.startswith("_async_")
+
+    def twin(target: Target) -> tuple[str, str]:
+        return target.module, target.method.replace("_async_", "_", 1)
+
+    sync = {twin(t) for t in pairs if not is_async(t)}
+    asyn = {twin(t) for t in pairs if is_async(t)}
     assert sync == asyn
     for target in pairs:
-        assert target.is_async is (target.owner.startswith("Async") and target.kind in {"call", "send"})
+        assert target.is_async is (is_async(target) and target.kind in {"call", "send"})
 
 
 def test_another_genai_span_current_at_the_call_gets_the_telemetry(instrument: Instrument, otel: Otel) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import pytest
 
-from otel_toolturn import LANES, Lane, compose
+from otel_toolturn import Lane, compose
 from tests.instrument.conftest import Instrument
 from tests.instrument.test_repair import KEY, send
 from tests.instrument.wire import Wire
@@ -15,6 +15,8 @@ from tests.transcripts import A, U, build, t
 
 DIAGNOSTICS: Final = "toolturn_diagnostics"
 STAMP: Final = [{"kind": "stream_drop", "cause": "truncated", "count": 1, "tool_call_ids": ["call_1"]}]
+LANES: Final[tuple[Lane, ...]] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
+"""The lanes the mock wire speaks."""
 
 
 def test_the_diagnostics_field_is_a_library_field() -> None:

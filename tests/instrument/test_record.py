@@ -12,7 +12,7 @@ import otel_toolturn.streams
 from otel_toolturn import _law
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import LANES_OF, Options
+from otel_toolturn.instrument._config import LANES_OF, NAMES_OF, Options
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.streams._report import StreamReport
 from tests.instrument.conftest import Instrument, Otel
@@ -147,8 +147,8 @@ def test_label_sets_cover_every_lane_of_every_provider(otel: Otel) -> None:
         meter_provider=otel.meter_provider,
         logger_provider=otel.logger_provider,
     )
-    for provider, lanes in LANES_OF.items():
-        for lane in lanes:
+    for sdk, lanes in LANES_OF.items():
+        for lane, provider in ((lane, name) for lane in lanes for name in NAMES_OF[sdk]):
             labels = telemetry.labels(lane, provider)
             assert labels.base == {names.LANE: lane, names.PROVIDER: provider}
             assert labels.requests == {names.LANE: lane, names.PROVIDER: provider, names.MODE: "observe"}

@@ -8,7 +8,7 @@ from typing import Any, Final, overload
 
 import pytest
 
-from otel_toolturn import LANES, Lane, compose, ensure_tool_turn_invariants
+from otel_toolturn import Lane, compose, ensure_tool_turn_invariants
 from otel_toolturn._validate import validate
 from otel_toolturn.instrument import _request, names
 from otel_toolturn.instrument._config import Options
@@ -19,6 +19,9 @@ from tests.instrument.wire import Wire
 from tests.transcripts import A, Event, R, U, build, c, t
 
 Edit = Callable[[list[Any]], None]
+
+LANES: Final[tuple[Lane, ...]] = ("anthropic.messages", "openai.chat_completions", "openai.responses")
+"""The lanes the mock wire speaks (google-genai's request path: ``test_gemini``)."""
 
 
 def _rename_call(messages: list[Any]) -> None:

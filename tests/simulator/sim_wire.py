@@ -1,10 +1,15 @@
-"""Test helpers: a request body per lane, and a plain reader of SSE bytes into (event, data) frames."""
+"""Test helpers: a request body per lane, a plain reader of SSE bytes, the google-genai client on a simulator."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
+
+import pytest
+from google import genai
+from google.genai import types
 
 from otel_toolturn import Lane
 
@@ -13,6 +18,20 @@ PATHS: dict[Lane, str] = {
     "openai.chat_completions": "/v1/chat/completions",
     "openai.responses": "/v1/responses",
 }
+GEMINI_PATH: Final = "/v1beta/models/gemini-test:generateContent"
+GEMINI_STREAM_PATH: Final = "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
+
+AIOHTTP_SUBCLASS_WARNING: Final = pytest.mark.filterwarnings(
+    "ignore:Inheritance class AiohttpClientSession from ClientSession is discouraged:DeprecationWarning"
+)
+"""For tests of ``client.aio``: google-genai subclasses ``aiohttp.ClientSession``, which aiohttp deprecates."""
+
+
+def gemini_client(base_url: str, *, vertexai: bool = False) -> genai.Client:
+    """The google-genai client on the simulator at ``base_url``: one attempt per call, no retries, no back-off."""
+    options = types.HttpOptions(base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1))
+    return genai.Client(api_key="sim", vertexai=vertexai, http_options=options)
+
 
 TOOL = {"name": "lookup", "description": "Look a thing up.", "parameters": {"type": "object", "properties": {}}}
 

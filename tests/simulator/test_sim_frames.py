@@ -94,7 +94,9 @@ def test_scripted_turn_refuses_what_it_cannot_do() -> None:
         ScriptedTurn(text="x", misbehaviours=("explode",))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs a call"):
         ScriptedTurn(text="x", misbehaviours=("cut_arguments",))
-    assert len(MISBEHAVIOURS) == 4
+    with pytest.raises(ValueError, match="needs a call"):
+        ScriptedTurn(text="x", misbehaviours=("malformed_call",))
+    assert len(MISBEHAVIOURS) == 5
 
 
 @pytest.mark.parametrize(
@@ -122,6 +124,28 @@ def test_scripted_turn_refuses_what_it_cannot_do() -> None:
         ),
         ({"input": "hi", "tools": [{"type": "function", "name": "r"}]}, "openai.responses", "r"),
         ({"input": [{"type": "function_call_output"}], "tools": [{"name": "r"}]}, "openai.responses", None),
+        (
+            {
+                "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+                "tools": [{"functionDeclarations": [{"name": "g"}]}],
+            },
+            "gemini.generate_content",
+            "g",
+        ),
+        (
+            {"contents": [{"parts": [{"text": "hi"}]}], "tools": [{"function_declarations": [{"name": "s"}]}]},
+            "gemini.generate_content",
+            "s",
+        ),
+        ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, "gemini.generate_content", None),
+        (
+            {
+                "contents": [{"role": "user", "parts": [{"functionResponse": {"name": "g", "response": {}}}]}],
+                "tools": [{"functionDeclarations": [{"name": "g"}]}],
+            },
+            "gemini.generate_content",
+            None,
+        ),
     ],
 )
 def test_default_turn_per_lane(body: dict[str, object], lane: Lane, expected: str | None) -> None:

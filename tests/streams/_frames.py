@@ -7,6 +7,7 @@ the body a provider would send, so the same stream can be fed raw or through the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from otel_toolturn._vocab import Lane
@@ -248,3 +249,68 @@ def r_tool_turn(call_id: str, name: str, parts: Sequence[str], *, done: bool, en
     if end is not None:
         frames.append(r_end(end, reason="max_output_tokens" if end == "incomplete" else None))
     return frames
+
+
+# --- gemini.generate_content ------------------------------------------------------------------
+
+
+def g_call(
+    name: str | None, args: Frame | None = None, *, call_id: str | None = None, signature: str | None = None
+) -> Frame:
+    """A ``functionCall`` part (REST spelling); ``signature``: its ``thoughtSignature``."""
+    call: Frame = {}
+    if name is not None:
+        call["name"] = name
+    if args is not None:
+        call["args"] = args
+    if call_id is not None:
+        call["id"] = call_id
+    part: Frame = {"functionCall": call}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def g_text(text: str, *, thought: bool = False) -> Frame:
+    return {"text": text, "thought": True} if thought else {"text": text}
+
+
+def g_chunk(
+    *parts: Frame,
+    finish: str | int | None = None,
+    model: str = MODEL,
+    usage: Frame | None = None,
+    index: int = 0,
+) -> Frame:
+    """One ``GenerateContentResponse`` chunk of one candidate (REST spelling), usage 10 in / 20 out by default."""
+    candidate: Frame = {"content": {"role": "model", "parts": list(parts)}, "index": index}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {
+        "candidates": [candidate],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20, "totalTokenCount": 30}
+        if usage is None
+        else usage,
+        "modelVersion": model,
+        "responseId": "resp-g1",
+    }
+
+
+def g_tool_turn(*calls: Frame, finish: str | None) -> list[Frame]:
+    """A turn with a text chunk, then one chunk per call, the last carrying ``finish`` (if any)."""
+    frames = [g_chunk(g_text("Looking."))]
+    frames += [g_chunk(call) for call in calls[:-1]]
+    frames.append(g_chunk(calls[-1], finish=finish))
+    return frames
+
+
+def snake(value: object) -> object:
+    """A REST (camelCase) frame in the SDK's snake_case dict spelling (call arguments kept as they are)."""
+    if isinstance(value, dict):
+        return {
+            re.sub(r"(?<!^)([A-Z])", r"_\1", key).lower(): item if key == "args" else snake(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [snake(item) for item in value]
+    return value

@@ -2,7 +2,8 @@
 
 Reads the three lanes' folders of ``shared/fixtures/recorded`` (the folder ``shared`` beside the
 repository): raw SSE transcripts (``.txt``/``.sse``), VCR cassettes (``.yaml``, gzip bodies
-decoded) and recorded-HTTP snapshots (``.json``). Gemini is not a lane of ours and is not read.
+decoded) and recorded-HTTP snapshots (``.json``). The Gemini folder is read apart, by
+``test_streams_gemini_recorded`` (its streamed bodies are SSE or a JSON array; no SDK accumulator).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The real SDK clients over a mock transport serving recorded bytes (test support; no network)."""
+"""The real SDK clients over a mock transport serving recorded bytes (test support; no network).
+
+google-genai has no stream accumulator: its chunks are compared with the raw frames directly.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,12 @@ import json
 from typing import Final
 
 import anthropic
+import httpx
 import httpx2
 import openai
 from anthropic.types import Message, MessageParam
+from google import genai
+from google.genai import types as genai_types
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response
@@ -37,6 +43,31 @@ def openai_client(body: bytes, content_type: str = "text/event-stream") -> opena
     return openai.OpenAI(api_key=KEY, http_client=_http(body, content_type), max_retries=0)
 
 
+def gemini_client(body: bytes, content_type: str = "text/event-stream") -> genai.Client:
+    """The real google-genai client whose every request answers ``body`` (the SDK sends through ``httpx``)."""
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": content_type}, content=body)
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    return genai.Client(api_key=KEY, http_options=genai_types.HttpOptions(httpx_client=http))
+
+
+def gemini_async_client(body: bytes) -> genai.Client:
+    """As ``gemini_client``, for the SDK's ``client.aio`` surface."""
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return genai.Client(api_key=KEY, http_options=genai_types.HttpOptions(httpx_async_client=http))
+
+
+def gemini_response(body: bytes) -> genai_types.GenerateContentResponse:
+    """The SDK's own ``GenerateContentResponse`` over a non-streamed ``body``."""
+    return gemini_client(body, "application/json").models.generate_content(model=SDK_MODEL, contents=PROMPT)
+
+
 ANTHROPIC_MESSAGES: Final[list[MessageParam]] = [{"role": "user", "content": PROMPT}]
 CHAT_MESSAGES: Final[list[ChatCompletionMessageParam]] = [{"role": "user", "content": PROMPT}]
 
@@ -49,6 +80,8 @@ def sdk_events(lane: Lane, body: bytes) -> list[object]:
     if lane == "openai.chat_completions":
         chat = openai_client(body).chat.completions
         return list(chat.create(model=SDK_MODEL, messages=CHAT_MESSAGES, stream=True))
+    if lane == "gemini.generate_content":
+        return list(gemini_client(body).models.generate_content_stream(model=SDK_MODEL, contents=PROMPT))
     return list(openai_client(body).responses.create(model=SDK_MODEL, input=PROMPT, stream=True))
 
 

@@ -11,13 +11,22 @@ import pytest
 
 from otel_toolturn._vocab import LANES, Lane
 from tests.streams._drive import raw_report
-from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, r_tool_turn, sse_bytes
-from tests.streams._sdk import ANTHROPIC_MESSAGES, CHAT_MESSAGES, KEY, PROMPT, SDK_MODEL, report_of
+from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, g_call, g_tool_turn, r_tool_turn, sse_bytes
+from tests.streams._sdk import (
+    ANTHROPIC_MESSAGES,
+    CHAT_MESSAGES,
+    KEY,
+    PROMPT,
+    SDK_MODEL,
+    gemini_async_client,
+    report_of,
+)
 
 TURNS: dict[Lane, list[Frame]] = {
     "anthropic.messages": a_tool_turn("id_1", "f", ['{"a": ', "1"], close=False, stop="max_tokens"),
     "openai.chat_completions": c_tool_turn("id_1", "f", ['{"a": ', "1}"], finish="tool_calls"),
     "openai.responses": r_tool_turn("id_1", "f", ['{"a": ', "1}"], done=True, end="completed"),
+    "gemini.generate_content": g_tool_turn(g_call("f", {"a": 1}, call_id="id_1"), finish="MAX_TOKENS"),
 }
 
 
@@ -34,6 +43,10 @@ async def async_events(lane: Lane, body: bytes) -> list[object]:
         a = anthropic.AsyncAnthropic(api_key=KEY, http_client=async_http(body), max_retries=0)
         stream = await a.messages.create(model=SDK_MODEL, max_tokens=1024, messages=ANTHROPIC_MESSAGES, stream=True)
         events.extend([event async for event in stream])
+        return events
+    if lane == "gemini.generate_content":
+        pending = gemini_async_client(body).aio.models.generate_content_stream(model=SDK_MODEL, contents=PROMPT)
+        events.extend([chunk async for chunk in await pending])
         return events
     o = openai.AsyncOpenAI(api_key=KEY, http_client=async_http(body), max_retries=0)
     if lane == "openai.chat_completions":

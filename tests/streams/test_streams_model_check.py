@@ -38,6 +38,7 @@ MODEL_CASES: list[tuple[str, list[object], str | None, str | None, bool]] = [
     ("compact snapshot", ["claude-haiku-4-5-20251001"], "claude-haiku-4-5", None, False),
     ("four-digit snapshot", ["gpt-4-0613"], "gpt-4", None, False),
     ("latest alias", ["claude-3-5-haiku-20241022"], "claude-3-5-haiku-latest", None, False),
+    ("three-digit version", ["gemini-1.5-flash-002"], "gemini-1.5-flash", None, False),
     ("substitution", ["gpt-4o-mini"], "gpt-4o", "gpt-4o-mini", False),
     ("a longer name is not a snapshot", ["gpt-4o-mini"], "gpt-4", "gpt-4o-mini", False),
     ("substitution then retraction", ["other-model", "gpt-4o"], "gpt-4o", None, False),

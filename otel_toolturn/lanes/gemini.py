@@ -1,0 +1,618 @@
+"""The Gemini lane: ``contents`` of ``{role: user | model, parts: [...]}`` (a missing role reads as user).
+
+Three spellings are read: REST camelCase dicts (``functionCall``, ``functionResponse``,
+``thoughtSignature``), the Python SDK's snake_case dicts (``function_call``, ``function_response``,
+``thought_signature``) and the SDK's typed ``Content`` / ``Part`` objects (snake_case attributes). A
+written part keeps the spelling it was read in; a new part takes the spelling of the call it answers,
+a new content that of its neighbours; untouched contents are the same objects.
+
+- A turn is a run of consecutive ``model`` contents of which at least one carries a ``functionCall``
+  part (the SDK's streaming chat stores one model content per chunk). The run is one call step. Its
+  parts are never reordered; text after a call is normal model output. A model run without calls is
+  a reply.
+- Results are the ``functionResponse`` parts of a user content; its other parts are one part unit,
+  written ahead of the responses (text after them is refused, text before them is accepted). All
+  results of one turn stand in ONE user content right after the run: a result content that directly
+  follows another is apart, and its results are moved up into the first.
+- Matching, in order: a response whose ``id`` an earlier call carries is matched by id, otherwise by
+  ``name``: the k-th response with that id (name) since the nearest run that used it answers that
+  run's k-th call with it; one past them answers the last again (a second result, so a real response
+  recorded after an interrupted close of a lone call answers it). A call is known
+  to the law, and reported, by its ``id``; a call without an ``id`` as ``<name>#<k>``, the k-th id-less
+  call of that name in its run. A call repeating an id earlier in its run is a repeat the law leaves
+  out (``duplicate_call``), unless it carries a signature: then it is the run's k-th call with that id,
+  ``<id>#<k>``, and needs its own response. Ids may repeat across turns.
+- Thought signatures: the first ``functionCall`` part of each run must carry one (Gemini 3). One
+  without gets ``PLACEHOLDER_SIGNATURE``, the value the provider documents to skip the check
+  (``placeholder_signature``); on SDK objects, whose field holds the decoded bytes, its base64url
+  decoding. A part that carries a signature is never changed, split, moved or dropped.
+- Written by the law: a synthetic close is a ``functionResponse`` with the call's ``name`` and ``id``
+  and ``response: {"error": INTERRUPTED_RESULT_TEXT}``. Folded results are one response with the
+  first's name and id: when every ``response`` is one text under the same key (``{"output": "..."}``),
+  the texts joined by ``SECOND_RESULT_SEPARATOR`` on a line of its own under that key; otherwise
+  ``{"output": [first, SECOND_RESULT_SEPARATOR, second, ...]}``, each ``response`` object kept whole.
+  A result delivered where it stands is a text part, in the content it stood in: a line naming the call
+  (``in_place_heading``), then its text when its ``response`` is one text under ``output``, ``result``
+  or ``error`` (an error), else the ``response`` as JSON.
+- A repair never leaves a content with no parts; a list the law would leave empty (it held only
+  responses that answer nothing) becomes one user content holding ``EMPTY_CONTENTS_TEXT``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._view import (
+    INTERRUPTED_RESULT_TEXT,
+    OTHER,
+    PART,
+    REPLY,
+    RESULT,
+    SECOND_RESULT_SEPARATOR,
+    TURN,
+    Call,
+    Emitted,
+    Turn,
+    View,
+    Violation,
+    field,
+    in_place_heading,
+    is_interrupted_text,
+    replace,
+)
+from otel_toolturn._vocab import Lane, RepairForm
+from otel_toolturn.lanes._common import derive_id, describe, is_list, role_of
+
+PLACEHOLDER_SIGNATURE: Final = "skip_thought_signature_validator"
+"""The thought signature the provider documents as skipping its check (at a cost in reasoning quality)."""
+
+_PLACEHOLDER_BYTES: Final = base64.urlsafe_b64decode(PLACEHOLDER_SIGNATURE)
+"""The placeholder as the SDK's ``Part.thought_signature`` holds it (the wire carries bytes as base64url)."""
+
+EMPTY_CONTENTS_TEXT: Final = "[the recorded contents held only tool results that answer no call; they were left out]"
+"""The one text a repaired list holds when the law left out everything it had (the API refuses empty ``contents``)."""
+
+_INTERRUPTED_KEYS: Final = ("error", "output", "result")
+
+MISSING_SIGNATURE_WORDS: Final = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
+    "correctly, and missing thought_signature may lead to degraded model performance. Additional data, "
+    "function call `default_api:{name}` , position {position}. Please refer to "
+    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+
+
+def _parts(content: object, position: int) -> Sequence[object]:
+    """A content's parts (none when absent); parts that are no list are a ``ToolTurnInputError``."""
+    parts = content.get("parts") if type(content) is dict else field(content, "parts")
+    if parts is None:
+        return ()
+    if not is_list(parts):
+        raise ToolTurnInputError(
+            f"item {position}: 'parts' must be a list of parts, got {describe(parts)}", position=position
+        )
+    return parts
+
+
+def _role(content: object) -> object:
+    return content.get("role") if type(content) is dict else role_of(content)
+
+
+def _call(part: object) -> object:
+    """The part's function call data (``None``: the part is no call)."""
+    if type(part) is dict or isinstance(part, Mapping):
+        value = part.get("functionCall")
+        return value if value is not None else part.get("function_call")
+    return getattr(part, "function_call", None)
+
+
+def _response(part: object) -> object:
+    """The part's function response data (``None``: the part is no response)."""
+    if type(part) is dict or isinstance(part, Mapping):
+        value = part.get("functionResponse")
+        return value if value is not None else part.get("function_response")
+    return getattr(part, "function_response", None)
+
+
+def signed(part: object) -> bool:
+    """Whether the part carries a thought signature."""
+    if type(part) is dict or isinstance(part, Mapping):
+        value = part.get("thoughtSignature") or part.get("thought_signature")
+    else:
+        value = getattr(part, "thought_signature", None)
+    return isinstance(value, (str, bytes)) and bool(value)
+
+
+def _stamp(part: object) -> object:
+    """A copy of the call part carrying the placeholder signature, in the part's own spelling."""
+    if type(part) is dict or isinstance(part, Mapping):
+        key = "functionCall" if part.get("functionCall") is not None else "function_call"
+        sig = "thoughtSignature" if key == "functionCall" else "thought_signature"
+        return {**part, sig: PLACEHOLDER_SIGNATURE}
+    return replace(part, thought_signature=_PLACEHOLDER_BYTES)
+
+
+def _name(data: object) -> str | None:
+    name = field(data, "name")
+    return name if isinstance(name, str) and name else None
+
+
+def _id(data: object) -> str | None:
+    value = field(data, "id")
+    return value if isinstance(value, str) and value else None
+
+
+def _payload(part: object) -> object:
+    return field(_response(part), "response")
+
+
+def _is_close(part: object) -> bool:
+    """Whether the response's payload says only that no outcome was recorded."""
+    payload = _payload(part)
+    if not isinstance(payload, Mapping):
+        return False
+    for key in _INTERRUPTED_KEYS:
+        value = payload.get(key)
+        if isinstance(value, str) and is_interrupted_text(value):
+            return True
+    return False
+
+
+def _new_part(like: object, **fields: object) -> object:
+    """A new part in the spelling of ``like`` (a part): REST dict, snake_case dict, or the SDK's part class.
+
+    ``fields`` are snake_case; REST dicts get them camelCased one level deep.
+    """
+    if type(like) is dict or isinstance(like, Mapping):
+        if like.get("functionCall") is not None or like.get("functionResponse") is not None:
+            return {_camel(key): value for key, value in fields.items()}
+        return dict(fields)
+    return type(like)(**fields)
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+class _Matcher:
+    """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
+
+    __slots__ = ("by_id", "by_name", "counts")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, list[str]] = {}
+        """Call id -> the keys of the calls with that id in the nearest run that used it, in order."""
+        self.by_name: dict[str, list[str]] = {}
+        """Name -> the keys of the calls of that name in the nearest run that called it, in order."""
+        self.counts: dict[tuple[bool, str], int] = {}
+        """(by id?, id or name) -> the responses matched that way since that run."""
+
+    def turn(self, position: int, calls: Sequence[object]) -> list[str]:
+        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses."""
+        keys: list[str] = []
+        by_id: dict[str, list[str]] = {}
+        by_name: dict[str, list[str]] = {}
+        unnamed: dict[str, int] = {}  # name -> id-less calls of that name so far in the run
+        for part in calls:
+            data = _call(part)
+            name, call_id = _name(data), _id(data)
+            if call_id is not None:
+                of_id = by_id.setdefault(call_id, [])
+                key = call_id  # a repeat under the same key is left out by the law (duplicate_call) ...
+                if not of_id:
+                    of_id.append(key)
+                elif signed(part):  # ... unless it is signed: then it is its own call, never dropped
+                    key = f"{call_id}#{len(of_id) + 1}"
+                    of_id.append(key)
+            elif name is not None:
+                unnamed[name] = unnamed.get(name, 0) + 1
+                key = f"{name}#{unnamed[name]}"
+            else:
+                raise ToolTurnInputError(
+                    f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
+                    f"got {describe(field(data, 'name'))}",
+                    position=position,
+                )
+            if name is not None:
+                by_name.setdefault(name, []).append(key)
+            keys.append(key)
+        for call_id, of_id in by_id.items():
+            self.by_id[call_id] = of_id
+            self.counts[True, call_id] = 0
+        for name, of_name in by_name.items():
+            self.by_name[name] = of_name
+            self.counts[False, name] = 0
+        return keys
+
+    def response(self, part: object) -> str | None:
+        """The key of the call the response answers (``None``: it names nothing that can be read).
+
+        One past the calls it could answer answers the last of them again (a second result for it).
+        """
+        data = _response(part)
+        response_id = _id(data)
+        if response_id is not None and response_id in self.by_id:
+            handle, keys = (True, response_id), self.by_id[response_id]
+        else:
+            name = _name(data)
+            if name is None or name not in self.by_name:
+                return response_id if response_id is not None or name is None else f"{name}#1"
+            handle, keys = (False, name), self.by_name[name]
+        count = self.counts[handle]
+        self.counts[handle] = count + 1
+        return keys[min(count, len(keys) - 1)]
+
+
+class GeminiGenerateContent:
+    """Reads and writes the Gemini ``contents`` list for the law."""
+
+    lane: Lane = "gemini.generate_content"
+    unique_ids = False
+    results_anywhere = False
+
+    def read(self, messages: Sequence[object]) -> View:
+        """Runs of model contents with calls as turns, other model contents replies, responses and parts.
+
+        Each ``functionResponse`` part of a user content is a result; the content's other parts are one
+        part unit after them (marked ``text_after_results`` when one stood after a response). A result
+        content right after another opens apart.
+        """
+        view = View()
+        units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
+        matcher = _Matcher()
+        index, stop = 0, len(messages)
+        after_results = False  # the content right before held responses
+        while index < stop:
+            content = messages[index]
+            parts = _parts(content, index)
+            if _role(content) == "model":
+                first = index
+                calls: list[object] = []
+                while index < stop and _role(messages[index]) == "model":
+                    calls.extend(part for part in _parts(messages[index], index) if _call(part) is not None)
+                    index += 1
+                after_results = False
+                if not calls:
+                    for position in range(first, index):
+                        units.append(messages[position])
+                        kinds.append(REPLY)
+                    continue
+                keys = matcher.turn(first, calls)
+                marks: tuple[tuple[RepairForm, str], ...] = ()
+                if not signed(calls[0]):
+                    marks = (("placeholder_signature", keys[0]),)
+                units.append(
+                    Turn(
+                        position=first,
+                        calls=[Call(key, part) for key, part in zip(keys, calls, strict=True)],
+                        items=tuple(messages[first:index]),
+                        marks=marks,
+                    )
+                )
+                kinds.append(TURN)
+                continue
+            others: list[object] = []
+            trails: str | None = None
+            last: str | None = None
+            mark = len(units)
+            for part in parts:
+                if _response(part) is None:
+                    others.append(part)
+                    if last is not None and trails is None:
+                        trails = last
+                    continue
+                last = matcher.response(part) or ""
+                if after_results and len(units) == mark:
+                    view.apart.add(mark)
+                ids[len(units)] = last or None
+                sources[len(units)] = content
+                units.append(part)
+                kinds.append(RESULT)
+            if len(units) == mark:
+                units.append(content)
+                kinds.append(OTHER)
+                after_results = False
+            else:
+                if others:
+                    if trails is not None:
+                        view.marks[len(units)] = ("text_after_results", trails)
+                    sources[len(units)] = content
+                    units.append(tuple(others))
+                    kinds.append(PART)
+                after_results = True
+            index += 1
+        return view
+
+    def interrupted(self, result: object) -> bool:
+        """Whether the response's payload (``error``, ``output`` or ``result``) is an interrupted close."""
+        return _is_close(result)
+
+    def write_turn(
+        self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
+    ) -> list[object]:
+        """The run's contents with left-out repeated calls removed and the first call stamped when unsigned.
+
+        No other part changes or moves; a content left with no parts is left out.
+        """
+        del trailing  # text after a call is model output here
+        out: list[object] = []
+        kept = 0
+        for number, content in enumerate(items):
+            new_parts: list[object] = []
+            touched = False
+            for part in _parts(content, position + number):
+                if _call(part) is None:
+                    new_parts.append(part)
+                    continue
+                if kept < len(calls) and calls[kept][0] is part:
+                    new = calls[kept][1]
+                    if kept == 0 and not signed(new):
+                        new = _stamp(new)
+                    kept += 1
+                    touched = touched or new is not part
+                    new_parts.append(new)
+                    continue
+                touched = True  # a repeated call, left out
+            if not touched:
+                out.append(content)
+            elif new_parts:
+                out.append(_with_parts(content, new_parts, position + number))
+        return out
+
+    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
+        """One user content holding every result: the content they all stood in when they are its parts."""
+        parts = [result for result, _ in results]
+        sources = [source for _, source in results if source is not None]
+        whole = sources and len(sources) == len(results) and all(source is sources[0] for source in sources)
+        if whole and _same(_parts(sources[0], 0), parts):
+            return [sources[0]]
+        return [_user_content(parts, sources[0] if sources else None, None)]
+
+    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+        """The call part under ``new_id`` (ids may repeat in this lane, so the law never asks)."""
+        del repeats
+        data = _call(call.ref)
+        key = "functionCall" if isinstance(call.ref, Mapping) and "functionCall" in call.ref else "function_call"
+        if isinstance(call.ref, Mapping):
+            return Call(new_id, {**call.ref, key: {**data, "id": new_id}} if isinstance(data, Mapping) else call.ref)
+        return Call(new_id, replace(call.ref, function_call=replace(data, id=new_id)))
+
+    def rename_result(self, result: object, new_id: str) -> object:
+        """The response part answering ``new_id``."""
+        data = _response(result)
+        if isinstance(result, Mapping):
+            key = "functionResponse" if "functionResponse" in result else "function_response"
+            return {**result, key: {**data, "id": new_id}} if isinstance(data, Mapping) else result
+        return replace(result, function_response=replace(data, id=new_id))
+
+    def fits_id(self, call_id: str) -> bool:
+        """Any non-empty string is an id here."""
+        del call_id
+        return True
+
+    def derive_id(self, call_id: str, taken: set[str]) -> str:
+        """``<id>_<n>``."""
+        return derive_id(call_id, taken, pattern_safe=False)
+
+    def synthesize(self, call: Call) -> object:
+        """A ``functionResponse`` with the call's name and id saying it was interrupted, in the call's spelling."""
+        data = _call(call.ref)
+        response: dict[str, object] = {"name": _name(data) or ""}
+        if _id(data) is not None:
+            response["id"] = _id(data)
+        response["response"] = {"error": INTERRUPTED_RESULT_TEXT}
+        return _new_part(call.ref, function_response=response)
+
+    def fold(self, results: Sequence[object]) -> object:
+        """One response: the first's name and id, the payloads joined (see the module docstring)."""
+        payloads = [_payload(result) for result in results]
+        texts = [text for text in map(_one_text, payloads) if text is not None]
+        joined: object
+        if len(texts) == len(payloads) and all(text[0] == texts[0][0] for text in texts):
+            key = texts[0][0]
+            joined = f"\n{SECOND_RESULT_SEPARATOR}\n".join(text for _, text in texts)
+        else:
+            key = "output"
+            pieces: list[object] = []
+            for number, payload in enumerate(payloads):
+                if number:
+                    pieces.append(SECOND_RESULT_SEPARATOR)
+                pieces.append(payload)
+            joined = pieces
+        first = results[0]
+        data = _response(first)
+        if isinstance(first, Mapping):
+            spelled = "functionResponse" if "functionResponse" in first else "function_response"
+            inner = {**data, "response": {key: joined}} if isinstance(data, Mapping) else data
+            return {**first, spelled: inner}
+        return replace(first, function_response=replace(data, response={key: joined}))
+
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+        """A text part, in the content the result stood in: a line naming the call, then the result's text."""
+        payload = _payload(result)
+        error = isinstance(payload, Mapping) and "error" in payload
+        heading = in_place_heading(call.call_id, _name(_call(call.ref)) or "", second=second, error=error)
+        text = _one_text(payload)
+        body = text[1] if text is not None else json.dumps(payload, ensure_ascii=False, default=str)
+        like = result if not isinstance(result, Mapping) else {}
+        return PART, (_new_part(like, text=f"{heading}\n{body}"),)
+
+    def write(self, out: Emitted) -> list[object]:
+        """Whole contents as they are; each run of result and part units regrouped into user contents.
+
+        A run's results, with the parts of the contents they stood in ahead of them, form one content;
+        the other parts of the run form one content per content they stood in. A content whose parts
+        come back the same, in order, is that content object.
+        """
+        wire: list[object] = []
+        run: list[tuple[int, object, object]] = []
+        anchor: object = None
+        for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
+            if kind == OTHER:
+                if run:
+                    _flush(run, anchor, wire)
+                wire.append(item)
+                anchor = item
+            else:
+                run.append((kind, item, source))
+        if run:
+            _flush(run, anchor, wire)
+        if not wire:
+            wire.append({"role": "user", "parts": [{"text": EMPTY_CONTENTS_TEXT}]})
+        return wire
+
+    def validate(self, messages: Sequence[object]) -> list[Violation]:
+        """The Gemini API's tool-turn rules, in its own words."""
+        return _validate(messages)
+
+
+def _one_text(payload: object) -> tuple[str, str] | None:
+    """``(key, text)`` when the payload is one text under ``output``, ``result`` or ``error``; else ``None``."""
+    if isinstance(payload, Mapping) and len(payload) == 1:
+        ((key, value),) = payload.items()
+        if key in _INTERRUPTED_KEYS and isinstance(value, str):
+            return key, value
+    return None
+
+
+def _same(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _with_parts(content: object, parts: list[object], position: int) -> object:
+    if type(content) is dict:
+        return {**content, "parts": parts}
+    return replace(content, position, parts=parts)
+
+
+def _user_content(parts: list[object], template: object, anchor: object) -> object:
+    """A user content holding ``parts``: a copy of ``template`` (a content they stood in), else in the anchor's kind."""
+    if template is not None:
+        return _with_parts(template, parts, 0)
+    if anchor is None or isinstance(anchor, (Mapping, str)):
+        return {"role": "user", "parts": parts}
+    return replace(anchor, role="user", parts=parts)
+
+
+def _unit_parts(kind: int, item: object) -> list[object]:
+    if kind == PART and isinstance(item, tuple):
+        return list(item)
+    return [item]
+
+
+def _flush(run: list[tuple[int, object, object]], anchor: object, wire: list[object]) -> None:
+    """One run of result and part units as user contents (see ``write``); ``anchor``: the content before it."""
+    results = [(item, source) for kind, item, source in run if kind == RESULT]
+    batch_sources = [source for _, source in results if source is not None]
+    groups: list[tuple[object, list[object]]] = []  # (source, parts), in order of first appearance
+    batch_parts: list[object] = []
+    for kind, item, source in run:
+        if kind == RESULT:
+            continue
+        if any(source is s for s in batch_sources):
+            batch_parts.extend(_unit_parts(kind, item))
+            continue
+        for group_source, parts in groups:
+            if group_source is source:
+                parts.extend(_unit_parts(kind, item))
+                break
+        else:
+            groups.append((source, _unit_parts(kind, item)))
+    if results:
+        parts = batch_parts + [item for item, _ in results]
+        first = batch_sources[0] if batch_sources else None
+        if first is not None and _same(_parts(first, 0), parts):
+            wire.append(first)
+        else:
+            wire.append(_user_content(parts, first, anchor))
+    for source, parts in groups:
+        if source is not None and _same(_parts(source, 0), parts):
+            wire.append(source)
+        else:
+            wire.append(_user_content(parts, source, anchor))
+    run.clear()
+
+
+_COUNT_WORDS: Final = (
+    "Please ensure that the number of function response parts is equal to the number of function call parts "
+    "of the function call turn."
+)
+_RESPONSE_POSITION_WORDS: Final = (
+    "Please ensure that function response turn comes immediately after a function call turn."
+)
+_CALL_POSITION_WORDS: Final = (
+    "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+)
+_TRAILING_WORDS: Final = "Requests ending with a model turn are not supported."
+_EMPTY_WORDS: Final = (
+    "Unable to submit request because it must include at least one parts field, which describes the prompt input."
+)
+
+
+def _validate(contents: Sequence[object]) -> list[Violation]:
+    """Each rule in order of position: see ``validate`` in ``otel_toolturn._validate`` for the rule keys."""
+    violations: list[Violation] = []
+    matcher = _Matcher()
+    pending: list[str] | None = None  # the call keys of the run right before, awaiting its responses
+    pending_at = 0
+    index, stop = 0, len(contents)
+    while index < stop:
+        content = contents[index]
+        parts = _parts(content, index)
+        if _role(content) == "model":
+            first = index
+            calls: list[tuple[int, object]] = []
+            while index < stop and _role(contents[index]) == "model":
+                run_parts = _parts(contents[index], index)
+                if not run_parts:
+                    violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
+                calls.extend((index, part) for part in run_parts if _call(part) is not None)
+                index += 1
+            if not calls:
+                continue
+            if first == 0:
+                violations.append(Violation(position=first, rule="call_turn_position", message=_CALL_POSITION_WORDS))
+            at, part = calls[0]
+            if not signed(part):
+                words = MISSING_SIGNATURE_WORDS.format(name=_name(_call(part)) or "", position=at + 1)
+                violations.append(Violation(position=at, rule="missing_thought_signature", message=words))
+            pending = matcher.turn(first, [part for _, part in calls])
+            pending_at = first
+            continue
+        if not parts:
+            violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
+        keys: list[str | None] = []
+        trailing = False
+        for part in parts:
+            if _response(part) is not None:
+                keys.append(matcher.response(part))
+            elif keys:
+                trailing = True
+        if keys:
+            if pending is None:
+                violations.append(
+                    Violation(position=index, rule="response_turn_position", message=_RESPONSE_POSITION_WORDS)
+                )
+            elif sorted(k or "" for k in keys) != sorted(pending):
+                violations.append(_count(index))
+            if trailing:
+                violations.append(Violation(position=index, rule="text_after_responses", message=_TRAILING_WORDS))
+        elif pending is not None:
+            violations.append(_count(pending_at))
+        pending = None
+        index += 1
+    if pending is not None:
+        violations.append(_count(pending_at))
+    return sorted(violations, key=lambda v: v.position)
+
+
+def _count(position: int) -> Violation:
+    return Violation(position=position, rule="function_response_count", message=_COUNT_WORDS)
+
+
+ADAPTER: Final[GeminiGenerateContent] = GeminiGenerateContent()

@@ -1,0 +1,249 @@
+"""The Gemini lane's acceptance cases, each reduced from a public report to its minimal ``contents``.
+
+Every repaired case also validates clean; a valid one comes back as the very same list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn.lanes.gemini import PLACEHOLDER_SIGNATURE
+
+GEMINI: Lane = "gemini.generate_content"
+CLOSE: dict[str, object] = {"error": INTERRUPTED_RESULT_TEXT}
+
+
+def user(text: str) -> Any:
+    return {"role": "user", "parts": [{"text": text}]}
+
+
+def call(name: str, call_id: str | None = None, signature: str | None = "c2ln") -> Any:
+    data: dict[str, object] = {"name": name, "args": {}}
+    if call_id:
+        data["id"] = call_id
+    part: dict[str, object] = {"functionCall": data}
+    if signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def response(name: str, payload: Mapping[str, object], call_id: str | None = None) -> Any:
+    data: dict[str, object] = {"name": name}
+    if call_id:
+        data["id"] = call_id
+    data["response"] = payload
+    return {"functionResponse": data}
+
+
+def model(*parts: object) -> Any:
+    return {"role": "model", "parts": list(parts)}
+
+
+def results(*parts: object) -> Any:
+    return {"role": "user", "parts": list(parts)}
+
+
+def _repair(contents: Sequence[object]) -> tuple[Any, list[tuple[str, tuple[str, ...]]]]:
+    view = ensure_tool_turn_invariants(contents, lane=GEMINI)
+    assert validate(view.messages, lane=GEMINI) == [], "the repaired contents validate"
+    return list(view.messages), [(r.form, r.tool_call_ids) for r in view.repairs]
+
+
+def test_a_call_turn_dropped_by_history_curation_leaves_its_response_out() -> None:
+    """Compression cut the history after the call turn: the response that answers nothing is left out, reported.
+
+    https://github.com/google-gemini/gemini-cli/issues/4105
+    """
+    contents = [user("summary of earlier work"), results(response("read_file", {"output": "text"})), user("go on")]
+    assert [v.rule for v in validate(contents, lane=GEMINI)] == ["response_turn_position"]
+    out, repairs = _repair(contents)
+    assert out == [contents[0], contents[2]]
+    assert repairs == [("orphan_result", ("read_file#1",))]
+
+
+def test_a_summariser_pruning_one_of_two_results_gets_the_interrupted_close() -> None:
+    """A summariser kept one of two responses: the pruned one is closed as interrupted, with its call's name and id.
+
+    https://github.com/google-gemini/gemini-cli/issues/4568
+    """
+    turn = model(call("ls", "a"), call("cat", "b", signature=None))
+    contents = [user("q"), turn, results(response("ls", {"output": "x"}, "a"))]
+    assert [v.rule for v in validate(contents, lane=GEMINI)] == ["function_response_count"]
+    out, repairs = _repair(contents)
+    assert out[1] is turn
+    assert out[2] == results(response("ls", {"output": "x"}, "a"), response("cat", CLOSE, "b"))
+    assert repairs == [("missing_result", ("b",))]
+
+
+def test_a_response_with_no_call_is_left_out_and_its_content_with_it() -> None:
+    """A persisted response whose call was never stored: left out; a content left with no parts goes too.
+
+    https://github.com/google/adk-python/issues/6582
+    """
+    contents = [user("q"), model({"text": "hello"}), results(response("lookup", {"output": "1"}, "orphan-1"))]
+    out, repairs = _repair(contents)
+    assert out == contents[:2]
+    assert repairs == [("orphan_result", ("orphan-1",))]
+
+
+def test_text_after_the_responses_moves_ahead_of_them() -> None:
+    """The next question sent in the same content as the tool result, after it: it goes ahead of the response.
+
+    https://github.com/google/adk-go/pull/766
+    """
+    answer = response("search", {"output": "hits"})
+    question = {"text": "and now?"}
+    contents = [user("q"), model(call("search")), results(answer, question)]
+    assert [v.rule for v in validate(contents, lane=GEMINI)] == ["text_after_responses"]
+    out, repairs = _repair(contents)
+    assert out[2]["parts"] == [question, answer]
+    assert out[2]["parts"][0] is question
+    assert repairs == [("text_after_results", ("search#1",))]
+
+
+def test_text_before_the_responses_is_accepted_as_it_is() -> None:
+    """Text ahead of the responses in their content is accepted: the list comes back as the same object."""
+    contents = [user("q"), model(call("search")), results({"text": "here:"}, response("search", {"output": "x"}))]
+    view = ensure_tool_turn_invariants(contents, lane=GEMINI)
+    assert view.messages is contents
+    assert view.repairs == ()
+
+
+def test_results_split_over_two_contents_are_merged_into_one() -> None:
+    """Parallel responses stored as two user contents: merged into the one content right after the calls.
+
+    https://github.com/vertesia/llumiverse/pull/464
+    """
+    first, second = response("a", {"output": "1"}), response("b", {"output": "2"})
+    contents = [user("q"), model(call("a"), call("b", signature=None)), results(first), results(second)]
+    assert [v.rule for v in validate(contents, lane=GEMINI)] == ["function_response_count", "response_turn_position"]
+    out, repairs = _repair(contents)
+    assert len(out) == 3
+    assert out[2]["parts"][0] is first
+    assert out[2]["parts"][1] is second
+    assert repairs == [("late_result", ("b#1",))]
+
+
+def test_a_late_result_behind_a_user_message_is_moved_up() -> None:
+    """A tool completion recorded after the user spoke again: moved up right after its call turn.
+
+    https://github.com/google/adk-go/pull/1428
+    """
+    late = results(response("build", {"output": "done"}, "c1"))
+    contents = [user("q"), model(call("build", "c1")), user("status?"), late]
+    out, repairs = _repair(contents)
+    assert out == [contents[0], contents[1], late, contents[2]]
+    assert out[2] is late
+    assert repairs == [("late_result", ("c1",))]
+
+
+def test_a_signed_parallel_call_turn_with_one_result_missing_keeps_every_signed_part() -> None:
+    """Parallel calls, only the first signed, one response missing: the close is added, the turn is untouched.
+
+    https://github.com/zed-industries/zed/issues/64035
+    """
+    signed = call("read", "r1", signature="c2lnLXIx")
+    unsigned = call("read", "r2", signature=None)
+    turn = model({"text": "reading both", "thought": True}, signed, unsigned)
+    contents = [user("q"), turn, results(response("read", {"output": "one"}, "r1"))]
+    out, repairs = _repair(contents)
+    assert out[1] is turn
+    assert out[1]["parts"][1] is signed
+    assert out[2]["parts"][1] == response("read", CLOSE, "r2")
+    assert repairs == [("missing_result", ("r2",))]
+
+
+def test_streamed_model_chunks_already_valid_come_back_as_the_same_object() -> None:
+    """The SDK's streaming chat stores one model content per chunk: a valid history is returned as it is.
+
+    https://github.com/gunpal5/Google_GenerativeAI/issues/57
+    """
+    contents = [
+        user("sum 1..69 and look it up"),
+        model({"text": "Let me"}),
+        model({"text": " check."}, call("lookup", signature="c2ln")),
+        model({"text": "Calling it now."}),
+        results(response("lookup", {"output": "2415"})),
+        model({"text": "The sum is 2415."}),
+    ]
+    assert validate(contents, lane=GEMINI) == []
+    view = ensure_tool_turn_invariants(contents, lane=GEMINI)
+    assert view.messages is contents
+    assert view.repairs == ()
+
+
+def test_an_unsigned_first_call_gets_the_placeholder_and_nothing_else_changes() -> None:
+    """A call step whose first call lost its signature: the provider's placeholder is set on it, reported, not lossy.
+
+    https://github.com/google-gemini/gemini-cli/issues/28579
+    """
+    first, second = call("ls", signature=None), call("pwd", signature=None)
+    contents = [user("q"), model(first, second), results(response("ls", {}), response("pwd", {}))]
+    [violation] = validate(contents, lane=GEMINI)
+    assert violation.rule == "missing_thought_signature"
+    assert "function call `default_api:ls` , position 2" in violation.message
+    view = ensure_tool_turn_invariants(contents, lane=GEMINI)
+    stamped: Any = view.messages[1]
+    assert stamped["parts"] == [{**first, "thoughtSignature": PLACEHOLDER_SIGNATURE}, second]
+    assert stamped["parts"][1] is second
+    assert [(r.form, r.tool_call_ids, r.lossy) for r in view.repairs] == [("placeholder_signature", ("ls#1",), False)]
+    assert validate(view.messages, lane=GEMINI) == []
+
+
+def test_sdk_objects_are_read_and_repaired_as_sdk_objects() -> None:
+    """SDK ``Content`` objects: the close is an SDK ``Part``, the stamp's bytes go out as the placeholder."""
+    types = pytest.importorskip("google.genai.types")
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="q")]),
+        types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(name="ls", id="a"))]),
+    ]
+    view = ensure_tool_turn_invariants(contents, lane=GEMINI)
+    assert [r.form for r in view.repairs] == ["placeholder_signature", "missing_result"]
+    stamped, closing = view.messages[1], view.messages[2]
+    assert isinstance(stamped, types.Content)
+    assert isinstance(closing, types.Content)
+    wire = stamped.model_dump(mode="json", exclude_none=True)
+    assert wire["parts"][0]["thought_signature"] == PLACEHOLDER_SIGNATURE
+    assert closing.parts[0].function_response.response == CLOSE
+    assert contents[1].parts[0].thought_signature is None, "the caller's object is not mutated"
+    assert validate(view.messages, lane=GEMINI) == []
+
+
+def test_a_call_turn_with_nothing_before_it_is_reported_not_repaired() -> None:
+    """A history starting with a function call is refused; the law cannot invent the user turn, validate says so.
+
+    https://github.com/google-gemini/gemini-cli/issues/11814
+    """
+    contents = [model(call("ls")), results(response("ls", {}))]
+    assert [v.rule for v in validate(contents, lane=GEMINI)] == ["call_turn_position"]
+
+
+def test_the_openai_compatible_gemini_endpoint_keeps_each_calls_extra_content_in_the_chat_lane() -> None:
+    """Chat lane, Gemini's OpenAI-compatible shape: a repair keeps ``tool_calls[].extra_content`` (the signatures)."""
+    signature = {"google": {"thought_signature": "c2ln"}}
+    calls = [
+        {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": "read", "arguments": "{}"},
+            "extra_content": signature,
+        }
+        for n in (1, 2)
+    ]
+    messages: list[object] = [
+        {"role": "user", "content": "read both"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_1", "content": "one"},
+        {"role": "user", "content": "go on"},
+    ]
+    view = ensure_tool_turn_invariants(messages, lane="openai.chat_completions")
+    assert [r.form for r in view.repairs] == ["missing_result"]
+    sent = view.messages[1]
+    assert isinstance(sent, dict)
+    assert sent["tool_calls"] is calls
+    assert all(c["extra_content"] == signature for c in sent["tool_calls"])
+    assert validate(view.messages, lane="openai.chat_completions") == []
