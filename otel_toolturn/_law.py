@@ -88,7 +88,7 @@ through untouched.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
@@ -161,22 +161,26 @@ _Piece = tuple[int, object, object]
 """One emitted unit: its kind, the unit, and (results, parts) the wire message it stands in."""
 
 
-@dataclass(slots=True)
 class _Slot:
-    """One call of one turn, and the results attributed to it (unit indices, in transcript order)."""
+    """One call of one turn, and the results attributed to it (unit indices, in transcript order).
 
-    call: Call
-    turn: int
-    results: list[int] = field(default_factory=list)
-    replied: list[int] = field(default_factory=list)
-    """For each result, the index of the last assistant unit before it (the turn itself, or later)."""
-    placed: list[int] = field(default_factory=list)
-    """Its results that stood right after the turn (only results between them)."""
-    new_id: str | None = None
-    repeats: tuple[Call, ...] = ()
-    """The earlier calls, as sent, that used this call's id."""
-    written: Call | None = None
-    """The call as the view writes it (``call`` itself unless it got ``new_id``)."""
+    ``replied``: for each result, the index of the last assistant unit before it (the turn itself,
+    or later). ``placed``: its results that stood right after the turn (only results between them).
+    ``repeats``: the earlier calls, as sent, that used this call's id. ``written``: the call as the
+    view writes it (``call`` itself unless it got ``new_id``).
+    """
+
+    __slots__ = ("call", "new_id", "placed", "repeats", "replied", "results", "turn", "written")
+
+    def __init__(self, call: Call, turn: int, repeats: tuple[Call, ...]) -> None:
+        self.call = call
+        self.turn = turn
+        self.repeats = repeats
+        self.results: list[int] = []
+        self.replied: list[int] = []
+        self.placed: list[int] = []
+        self.new_id: str | None = None
+        self.written: Call | None = None
 
     @property
     def out(self) -> Call:
@@ -288,21 +292,29 @@ class _Restoration:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         seen: set[str] = set()
         slots: list[_Slot] = []
+        all_uses = self.uses
         for call in turn.calls:
             call_id = call.call_id
             if call_id in seen:
                 self.note(index, "duplicate_call", call_id)
                 continue
             seen.add(call_id)
-            slot = _Slot(call, index)
-            uses = self.uses.setdefault(call_id, [])
-            slot.repeats = tuple(uses)
-            uses.append(call)
+            uses = all_uses.get(call_id)
+            if uses is None:
+                slot = _Slot(call, index, ())
+                all_uses[call_id] = [call]
+            else:
+                slot = _Slot(call, index, tuple(uses))
+                uses.append(call)
             owner[call_id] = slot
             slots.append(slot)
+        renamed = False
         if self.adapter.unique_ids:
             fits = self.adapter.fits_id
-            if not taken.isdisjoint(seen) or not all(fits(call_id) for call_id in seen):
+            if taken.isdisjoint(seen) and all(map(fits, seen)):
+                taken |= seen
+            else:
+                renamed = True
                 reserved = taken | seen
                 for slot in slots:
                     call_id = slot.call.call_id
@@ -313,21 +325,25 @@ class _Restoration:
                     slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
                     reserved.add(slot.new_id)
                     self.note(index, form, call_id)
-            taken.update(slot.new_id or slot.call.call_id for slot in slots)
+                taken.update(slot.new_id or slot.call.call_id for slot in slots)
         if turn.trailing:
             for slot in slots:
                 self.note(index, "trailing_text", slot.call.call_id)
         for form, call_id in turn.marks:
             self.note(index, form, call_id)
-        if turn.trailing or turn.marks or len(slots) != len(turn.calls) or any(s.new_id is not None for s in slots):
+        if turn.trailing or turn.marks or renamed or len(slots) != len(turn.calls):
             self.rewritten.add(index)
         self.slots_of[index] = slots
 
     def _decide(self, index: int, slots: list[_Slot]) -> None:
         """What the turn's calls get: each call's kept result, its close, and where later results go."""
         changed = index in self.rewritten
-        if not changed and all(len(slot.results) == 1 and slot.placed for slot in slots):
-            return  # each call answered once, right after the turn: nothing to decide
+        if not changed:
+            for slot in slots:
+                if len(slot.results) != 1 or not slot.placed:
+                    break
+            else:
+                return  # each call answered once, right after the turn: nothing to decide
         adapter, units, sources = self.adapter, self.units, self.sources
         anywhere = adapter.results_anywhere
         placed: list[tuple[int, _Piece]] = []

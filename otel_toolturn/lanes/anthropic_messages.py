@@ -83,9 +83,14 @@ class AnthropicMessages:
                     calls: list[Call] = []
                     trailing = False
                     for block in content:
-                        kind = block.get("type") if type(block) is dict else _type(block)
+                        if type(block) is dict:
+                            kind, call_id = block.get("type"), block.get("id")
+                        else:
+                            kind, call_id = _type(block), None
                         if kind == "tool_use":
-                            calls.append(Call(call_id_of(block, "id", position, "tool_use block"), block))
+                            if type(call_id) is not str or not call_id:
+                                call_id = call_id_of(block, "id", position, "tool_use block")
+                            calls.append(Call(call_id, block))
                         elif calls:
                             trailing = True
                     if calls:
@@ -231,14 +236,17 @@ def _read_results(message: object, content: Sequence[object], view: View) -> boo
     mark = len(units)
     run: list[object] = []
     for block in content:
-        kind = block.get("type") if type(block) is dict else _type(block)
+        if type(block) is dict:
+            kind, call_id = block.get("type"), block.get("tool_use_id")
+        else:
+            kind, call_id = _type(block), None
         if kind == "tool_result":
             if run:
                 sources[len(units)] = message
                 units.append(tuple(run))
                 kinds.append(PART)
                 run = []
-            ids[len(units)] = result_id_of(block, "tool_use_id")
+            ids[len(units)] = call_id if type(call_id) is str and call_id else result_id_of(block, "tool_use_id")
             sources[len(units)] = message
             units.append(block)
             kinds.append(RESULT)
