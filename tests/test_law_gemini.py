@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane, ensure_tool_turn_invariants, validate
-from otel_toolturn.lanes.gemini import PLACEHOLDER_SIGNATURE
+from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT, PLACEHOLDER_SIGNATURE
 
 GEMINI: Lane = "gemini.generate_content"
 CLOSE: dict[str, object] = {"error": INTERRUPTED_RESULT_TEXT}
@@ -247,3 +247,77 @@ def test_the_openai_compatible_gemini_endpoint_keeps_each_calls_extra_content_in
     assert sent["tool_calls"] is calls
     assert all(c["extra_content"] == signature for c in sent["tool_calls"])
     assert validate(view.messages, lane="openai.chat_completions") == []
+
+
+def _closes_all(contents: Sequence[object]) -> Any:
+    """The repaired contents, checked to validate and to come back unchanged from a second pass."""
+    out, _ = _repair(contents)
+    again = ensure_tool_turn_invariants(out, lane=GEMINI)
+    assert again.repairs == ()
+    return out
+
+
+def test_a_call_without_an_id_beside_one_with_an_id_gets_its_own_close() -> None:
+    """Same-named calls, one with an id and one without: an id-less response answers the id-less call."""
+    contents = [user("q"), model(call("ls", "c1", signature=None), call("ls", signature=None))]
+    out = _closes_all(contents)
+    assert out[2] == results(response("ls", CLOSE, "c1"), response("ls", CLOSE))
+
+
+def test_a_response_ahead_of_every_user_turn_never_leaves_a_call_turn_first() -> None:
+    """Leaving out a response that opens the contents keeps a user content there, so no call turn comes first."""
+    orphan = results(response("grep", {"output": "x"}))
+    for head in ([orphan], [model({"text": "hi"}), orphan]):
+        contents = [*head, model(call("ls")), results(response("ls", {"output": "y"}))]
+        out = _closes_all(contents)
+        assert out[len(head) - 1] == {"role": "user", "parts": [{"text": LEADING_RESULTS_TEXT}]}
+        assert out[len(head) :] == contents[len(head) :]
+
+
+def test_a_response_naming_a_left_out_repeated_call_is_left_out_with_it() -> None:
+    """A repeat of a call's id that the law leaves out answers no response by its name: that response goes too."""
+    contents = [
+        user("q"),
+        model(call("ls", "c2")),
+        model(call("grep", "c2", signature=None)),
+        results(response("grep", {"output": "x"})),
+    ]
+    out = _closes_all(contents)
+    assert out[-1] == results(response("ls", CLOSE, "c2"))
+
+
+def test_a_close_for_a_signed_repeat_of_an_id_answers_the_repeat() -> None:
+    """Two signed calls with one id, the first answered by name: the second's close, by id, answers the second."""
+    contents = [
+        user("q"),
+        model(call("cat", "c2")),
+        model(call("ls", "c2")),
+        results(response("cat", {"output": "x"})),
+    ]
+    out = _closes_all(contents)
+    assert out[-1] == results(response("cat", {"output": "x"}), response("ls", CLOSE, "c2"))
+
+
+def test_a_response_by_name_leaves_the_call_another_response_names_by_id() -> None:
+    """Responses moved into one content: the one without an id takes the call no response names by id."""
+    contents = [
+        user("q"),
+        model(call("grep", "c2"), call("grep", "c1", signature=None)),
+        results(response("grep", CLOSE, "c2"), response("grep", {"output": "a"})),
+        results(response("cat", {"output": "b"}, "c2")),
+    ]
+    out = _closes_all(contents)
+    assert out[-1] == results(response("grep", {"output": "a"}), response("cat", {"output": "b"}, "c2"))
+
+
+def test_responses_in_one_content_each_find_their_own_call_when_one_can_move_aside() -> None:
+    """Two calls with one id, a response by name and one by id moved into one content: each answers its own call."""
+    contents = [
+        user("q"),
+        model(call("grep", "c0", signature=None)),
+        model(call("cat", "c0")),
+        results(response("grep", {"error": "x"})),
+        results(response("grep", {"output": "y"}, "c0")),
+    ]
+    out = _closes_all(contents)
+    assert out[-1] == results(response("grep", {"error": "x"}), response("grep", {"output": "y"}, "c0"))

@@ -14,14 +14,17 @@ a new content that of its neighbours; untouched contents are the same objects.
   written ahead of the responses (text after them is refused, text before them is accepted). All
   results of one turn stand in ONE user content right after the run: a result content that directly
   follows another is apart, and its results are moved up into the first.
-- Matching, in order: a response whose ``id`` an earlier call carries is matched by id, otherwise by
-  ``name``: the k-th response with that id (name) since the nearest run that used it answers that
-  run's k-th call with it; one past them answers the last again (a second result, so a real response
-  recorded after an interrupted close of a lone call answers it). A call is known
-  to the law, and reported, by its ``id``; a call without an ``id`` as ``<name>#<k>``, the k-th id-less
-  call of that name in its run. A call repeating an id earlier in its run is a repeat the law leaves
-  out (``duplicate_call``), unless it carries a signature: then it is the run's k-th call with that id,
-  ``<id>#<k>``, and needs its own response. Ids may repeat across turns.
+- Matching: a response whose ``id`` an earlier call carries is matched by id, otherwise by ``name``,
+  among the calls with that id (name) of the nearest run that used it. A content's responses each
+  answer a call no earlier response answered, as many of them as can (by id, a call of the response's
+  own name first; by name, the calls without an ``id`` first, then those whose id no response of the
+  content carries, then the rest); one that cannot answers the last call it could answer again (a
+  second result, so a real response recorded after an interrupted close of a lone call answers it).
+  A call is known to the law, and reported, by its ``id``; a call without an ``id`` as ``<name>#<k>``,
+  the k-th id-less call of that name in its run. A call repeating an id earlier in its run is a
+  repeat the law leaves out (``duplicate_call``; no response answers it by name), unless it carries
+  a signature: then it is the run's k-th call with that id, ``<id>#<k>``, and needs its own
+  response. Ids may repeat across turns.
 - Thought signatures: the first ``functionCall`` part of each run must carry one (Gemini 3). One
   without gets ``PLACEHOLDER_SIGNATURE``, the value the provider documents to skip the check
   (``placeholder_signature``); on SDK objects, whose field holds the decoded bytes, its base64url
@@ -35,7 +38,10 @@ a new content that of its neighbours; untouched contents are the same objects.
   (``in_place_heading``), then its text when its ``response`` is one text under ``output``, ``result``
   or ``error`` (an error), else the ``response`` as JSON.
 - A repair never leaves a content with no parts; a list the law would leave empty (it held only
-  responses that answer nothing) becomes one user content holding ``EMPTY_CONTENTS_TEXT``.
+  responses that answer nothing) becomes one user content holding ``EMPTY_CONTENTS_TEXT``. Responses
+  ahead of every call answer nothing; a content holding only such responses, with only model replies
+  and such contents before it and a model content after it, keeps its place as a user content holding
+  ``LEADING_RESULTS_TEXT``, so leaving them out never makes a function call turn the first content.
 """
 
 from __future__ import annotations
@@ -72,6 +78,10 @@ PLACEHOLDER_SIGNATURE: Final = "skip_thought_signature_validator"
 
 _PLACEHOLDER_BYTES: Final = base64.urlsafe_b64decode(PLACEHOLDER_SIGNATURE)
 """The placeholder as the SDK's ``Part.thought_signature`` holds it (the wire carries bytes as base64url)."""
+
+LEADING_RESULTS_TEXT: Final = "[tool results that answer no call stood here; they were left out]"
+"""The text that stands in for a response-only content ahead of every user turn, when a model content follows
+it (``contents`` must not start with a function call turn)."""
 
 EMPTY_CONTENTS_TEXT: Final = "[the recorded contents held only tool results that answer no call; they were left out]"
 """The one text a repaired list holds when the law left out everything it had (the API refuses empty ``contents``)."""
@@ -179,25 +189,36 @@ def _camel(key: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+_Choice = tuple[int, str, str | None, str | None]
+"""A call as the matcher knows it: (its run's number, its key, its name, its id)."""
+
+
 class _Matcher:
     """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
 
-    __slots__ = ("by_id", "by_name", "counts")
+    __slots__ = ("answered", "by_id", "by_name", "runs")
 
     def __init__(self) -> None:
-        self.by_id: dict[str, list[str]] = {}
-        """Call id -> the keys of the calls with that id in the nearest run that used it, in order."""
-        self.by_name: dict[str, list[str]] = {}
-        """Name -> the keys of the calls of that name in the nearest run that called it, in order."""
-        self.counts: dict[tuple[bool, str], int] = {}
-        """(by id?, id or name) -> the responses matched that way since that run."""
+        self.by_id: dict[str, list[_Choice]] = {}
+        """Call id -> the choices of the calls with that id in the nearest run that used it, in order."""
+        self.by_name: dict[str, list[_Choice]] = {}
+        """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
+        first. A call whose key a later run uses again is no longer reachable by name."""
+        self.answered: set[_Choice] = set()
+        """The calls a response has answered."""
+        self.runs = 0
 
     def turn(self, position: int, calls: Sequence[object]) -> list[str]:
-        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses."""
+        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses.
+
+        A repeat the law leaves out uses no name: a response naming it answers nothing of it.
+        """
+        self.runs += 1
+        run = self.runs
         keys: list[str] = []
-        by_id: dict[str, list[str]] = {}
-        by_name: dict[str, list[str]] = {}
-        unnamed: dict[str, int] = {}  # name -> id-less calls of that name so far in the run
+        by_id: dict[str, list[_Choice]] = {}
+        unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
+        named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
         for part in calls:
             data = _call(part)
             name, call_id = _name(data), _id(data)
@@ -205,47 +226,124 @@ class _Matcher:
                 of_id = by_id.setdefault(call_id, [])
                 key = call_id  # a repeat under the same key is left out by the law (duplicate_call) ...
                 if not of_id:
-                    of_id.append(key)
+                    of_id.append((run, key, name, call_id))
                 elif signed(part):  # ... unless it is signed: then it is its own call, never dropped
                     key = f"{call_id}#{len(of_id) + 1}"
-                    of_id.append(key)
+                    of_id.append((run, key, name, call_id))
+                else:
+                    keys.append(key)
+                    continue
+                if name is not None:
+                    named.setdefault(name, []).append((run, key, name, call_id))
             elif name is not None:
-                unnamed[name] = unnamed.get(name, 0) + 1
-                key = f"{name}#{unnamed[name]}"
+                of_name = unnamed.setdefault(name, [])
+                key = f"{name}#{len(of_name) + 1}"
+                of_name.append((run, key, name, None))
             else:
                 raise ToolTurnInputError(
                     f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
                     f"got {describe(field(data, 'name'))}",
                     position=position,
                 )
-            if name is not None:
-                by_name.setdefault(name, []).append(key)
             keys.append(key)
-        for call_id, of_id in by_id.items():
-            self.by_id[call_id] = of_id
-            self.counts[True, call_id] = 0
-        for name, of_name in by_name.items():
-            self.by_name[name] = of_name
-            self.counts[False, name] = 0
+        self.by_id.update(by_id)
+        used = set(keys)
+        for name in [name for name in self.by_name if name not in unnamed and name not in named]:
+            older = self.by_name[name]
+            kept = [choice for choice in older if choice[1] not in used]  # the law reads those keys as this run's
+            if not kept:
+                del self.by_name[name]
+            elif len(kept) < len(older):
+                self.by_name[name] = kept
+        for name, of_name in unnamed.items():
+            self.by_name[name] = of_name + named.pop(name, [])
+        self.by_name.update(named)
         return keys
 
-    def response(self, part: object) -> str | None:
-        """The key of the call the response answers (``None``: it names nothing that can be read).
+    def responses(self, parts: Sequence[object]) -> list[str | None]:
+        """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
 
-        One past the calls it could answer answers the last of them again (a second result for it).
+        A response whose ``id`` a call carries can answer the calls with that id, one of its own name
+        first; another, by name, the calls of its name, one whose id no response of the content carries
+        first. Among the calls no earlier response answered, as many responses as can each answer their
+        own call (the most certain first, then moved aside only to make room for another); one that
+        cannot answers the last call it could answer again (a second result for it).
         """
-        data = _response(part)
-        response_id = _id(data)
-        if response_id is not None and response_id in self.by_id:
-            handle, keys = (True, response_id), self.by_id[response_id]
-        else:
-            name = _name(data)
-            if name is None or name not in self.by_name:
-                return response_id if response_id is not None or name is None else f"{name}#1"
-            handle, keys = (False, name), self.by_name[name]
-        count = self.counts[handle]
-        self.counts[handle] = count + 1
-        return keys[min(count, len(keys) - 1)]
+        if not parts:
+            return []
+        keys: list[str | None] = [None] * len(parts)
+        wanted: list[list[_Choice]] = []  # per response, the free calls it can answer, best first
+        everything: list[list[_Choice]] = []  # per response, every call it can answer
+        ranks: list[int] = []
+        datas = [_response(part) for part in parts]
+        ids = [_id(data) for data in datas]
+        by_id, by_name, answered = self.by_id, self.by_name, self.answered
+        claimed = {i for i in ids if i is not None and i in by_id}
+        for number, data in enumerate(datas):
+            name, response_id = _name(data), ids[number]
+            if response_id is not None and response_id in by_id:
+                choices = by_id[response_id]
+                free = [c for c in choices if c not in answered]
+                best = [c for c in free if c[2] == name]
+                rest = [c for c in free if c[2] != name] if len(best) < len(free) else []
+                rank = 0 if best else 2
+            elif name is not None and name in by_name:
+                choices, rank = by_name[name], 1
+                free = [c for c in choices if c not in answered]
+                best = [c for c in free if c[3] not in claimed] if claimed else free
+                rest = [c for c in free if c[3] in claimed] if len(best) < len(free) else []
+            else:
+                keys[number] = response_id if response_id is not None or name is None else f"{name}#1"
+                choices, best, rest, rank = [], [], [], 3
+            if len(parts) == 1:  # one response: its best free call, else a second result for the last
+                chosen = best[0] if best else rest[0] if rest else None
+                if chosen is not None:
+                    answered.add(chosen)
+                    return [chosen[1]]
+                return [choices[-1][1]] if choices else keys
+            wanted.append(best + rest)
+            everything.append(choices)
+            ranks.append(rank)
+        holder: dict[_Choice, int] = {}  # call -> the response answering it
+        held: dict[int, _Choice] = {}
+        order = sorted(range(len(parts)), key=ranks.__getitem__)
+        for number in order:  # each takes its best free call
+            chosen = next((c for c in wanted[number] if c not in holder), None)
+            if chosen is not None:
+                holder[chosen], held[number] = number, chosen
+        for number in order:  # one left without: make room along a chain of responses that can move
+            if number not in held and wanted[number]:
+                _make_room(number, wanted, holder, held)
+        for number, choices in enumerate(everything):
+            if number in held:
+                self.answered.add(held[number])
+                keys[number] = held[number][1]
+            elif choices:
+                keys[number] = choices[-1][1]
+        return keys
+
+
+def _make_room(start: int, wanted: list[list[_Choice]], holder: dict[_Choice, int], held: dict[int, _Choice]) -> None:
+    """Give response ``start`` a call, moving others to other calls they can answer, when a chain allows it."""
+    came_from: dict[_Choice, int] = {}  # call -> the response that reached it
+    queue, at = [start], 0
+    while at < len(queue):
+        number = queue[at]
+        at += 1
+        for reached in wanted[number]:
+            if reached in came_from:
+                continue
+            came_from[reached] = number
+            if reached in holder:
+                queue.append(holder[reached])
+                continue
+            choice: _Choice | None = reached  # free: shift every response on the chain one call along
+            while choice is not None:
+                taker = came_from[choice]
+                previous = held.get(taker)  # None only for ``start``
+                holder[choice], held[taker] = taker, choice
+                choice = previous
+            return
 
 
 class GeminiGenerateContent:
@@ -260,13 +358,15 @@ class GeminiGenerateContent:
 
         Each ``functionResponse`` part of a user content is a result; the content's other parts are one
         part unit after them (marked ``text_after_results`` when one stood after a response). A result
-        content right after another opens apart.
+        content right after another opens apart. A response-only content followed by a model content, with
+        only replies and responses before it, gets a part unit holding ``LEADING_RESULTS_TEXT``.
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
         matcher = _Matcher()
         index, stop = 0, len(messages)
         after_results = False  # the content right before held responses
+        leading, scanned = True, 0  # whether every unit so far is a result or a reply; the units read for it
         while index < stop:
             content = messages[index]
             parts = _parts(content, index)
@@ -300,13 +400,14 @@ class GeminiGenerateContent:
             trails: str | None = None
             last: str | None = None
             mark = len(units)
+            answers = iter(matcher.responses([part for part in parts if _response(part) is not None]))
             for part in parts:
                 if _response(part) is None:
                     others.append(part)
                     if last is not None and trails is None:
                         trails = last
                     continue
-                last = matcher.response(part) or ""
+                last = next(answers) or ""
                 if after_results and len(units) == mark:
                     view.apart.add(mark)
                 ids[len(units)] = last or None
@@ -318,6 +419,11 @@ class GeminiGenerateContent:
                 kinds.append(OTHER)
                 after_results = False
             else:
+                if leading:  # no user turn stays before it
+                    leading = all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
+                    scanned = len(kinds)
+                if leading and not others and index + 1 < stop and _role(messages[index + 1]) == "model":
+                    others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
                 if others:
                     if trails is not None:
                         view.marks[len(units)] = ("text_after_results", trails)
@@ -586,12 +692,12 @@ def _validate(contents: Sequence[object]) -> list[Violation]:
             continue
         if not parts:
             violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-        keys: list[str | None] = []
-        trailing = False
+        keys = matcher.responses([part for part in parts if _response(part) is not None])
+        trailing, seen = False, False
         for part in parts:
             if _response(part) is not None:
-                keys.append(matcher.response(part))
-            elif keys:
+                seen = True
+            elif seen:
                 trailing = True
         if keys:
             if pending is None:
