@@ -346,7 +346,8 @@ def _demo(telemetry: Telemetry | None) -> int:
         from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs; check does not
     except ModuleNotFoundError as missing:
         print(
-            f"otel-toolturn: the demo needs the {missing.name} SDK: pip install 'otel-toolturn[openai,anthropic,gemini]'",
+            f"otel-toolturn: the demo needs the {missing.name} SDK: "
+            "pip install 'otel-toolturn[openai,anthropic,gemini]'",
             file=sys.stderr,
         )
         return EXIT_UNREADABLE
