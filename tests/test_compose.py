@@ -305,7 +305,9 @@ def test_gemini_tools_are_withheld_in_its_config_whatever_the_configs_spelling()
     """google-genai: withheld tools set ``config.tool_config`` to NONE (dict, typed or absent config), tools kept."""
     from google.genai import types  # noqa: PLC0415 - the SDK is a test dependency of this lane only
 
-    tools = [types.Tool(function_declarations=[types.FunctionDeclaration(name="read", description="Read.")])]
+    tools: list[types.ToolUnion] = [
+        types.Tool(function_declarations=[types.FunctionDeclaration(name="read", description="Read.")])
+    ]
     typed = types.GenerateContentConfig(tools=tools, temperature=0.2)
     for config in (None, {"tools": tools}, typed):
         request: dict[str, object] = {"model": "gemini-3", "contents": [], "config": config}

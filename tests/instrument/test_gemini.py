@@ -143,8 +143,10 @@ def test_withheld_tools_reach_gemini_as_function_calling_mode_none(
     import otel_toolturn  # noqa: PLC0415 - the scope loads the instrumentation on first use
 
     otel = instrument()
-    config: types.GenerateContentConfig | dict[str, object] = (
-        types.GenerateContentConfig(tools=[LOOKUP]) if typed else {"tools": [LOOKUP]}
+    config: types.GenerateContentConfigOrDict = (
+        types.GenerateContentConfig(tools=[LOOKUP])
+        if typed
+        else cast("types.GenerateContentConfigDict", {"tools": [LOOKUP]})
     )
     client = gemini_client(sim.base_url)
     with otel_toolturn.withhold_tools("wrap-up"):
