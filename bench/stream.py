@@ -22,8 +22,11 @@ import time
 from collections.abc import Callable, Iterable
 
 import anthropic
+import httpx
 import httpx2
 import openai
+from google import genai
+from google.genai import types as genai_types
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import observer_for
@@ -177,6 +180,23 @@ def responses_frames() -> list[Frame]:
     return frames + tail
 
 
+def gemini_frames() -> list[Frame]:
+    """Text chunks, then one chunk with a whole call, its finish reason and usage (Gemini streams calls whole)."""
+
+    def chunk(parts: list[Frame], finish: str | None = None) -> Frame:
+        candidate: Frame = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        frame: Frame = {"candidates": [candidate], "modelVersion": "model-a", "responseId": "r1"}
+        if finish is not None:
+            frame["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": EVENTS, "totalTokenCount": 5010}
+        return frame
+
+    frames = [chunk([{"text": words(i)}]) for i in range(EVENTS - 1)]
+    call: Frame = {"functionCall": {"name": "lookup", "args": {"k": "v"}, "id": "fc_1"}, "thoughtSignature": "c2ln"}
+    return [*frames, chunk([call], finish="STOP")]
+
+
 def sse(lane: Lane, frames: list[Frame]) -> bytes:
     prefix = lane == "anthropic.messages"
     body = "".join((f"event: {f['type']}\n" if prefix else "") + f"data: {json.dumps(f)}\n\n" for f in frames)
@@ -191,6 +211,14 @@ def transport(body: bytes) -> httpx2.Client:
 
 
 def iterator_for(lane: Lane, body: bytes) -> Callable[[], Iterable[object]]:
+    if lane == "gemini.generate_content":
+
+        def answer(_request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+        http = httpx.Client(transport=httpx.MockTransport(answer))
+        g = genai.Client(api_key="k", http_options=genai_types.HttpOptions(httpx_client=http))
+        return lambda: g.models.generate_content_stream(model="model-a", contents="hi")
     if lane == "anthropic.messages":
         a = anthropic.Anthropic(api_key="k", http_client=transport(body), max_retries=0)
         return lambda: a.messages.create(
@@ -240,6 +268,7 @@ FRAMES: dict[Lane, Callable[[], list[Frame]]] = {
     "anthropic.messages": anthropic_frames,
     "openai.chat_completions": chat_frames,
     "openai.responses": responses_frames,
+    "gemini.generate_content": gemini_frames,
 }
 
 

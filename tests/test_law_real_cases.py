@@ -10,6 +10,7 @@ import json
 import pytest
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT
 from tests.transcripts import CLAUDE_CODE_CLOSE, A, Event, R, S, U, as_api_reads, build, c, t, th
 
 ANTHROPIC: Lane = "anthropic.messages"
@@ -127,7 +128,10 @@ def test_case_8_window_cut_between_a_call_and_its_result(lane: Lane) -> None:
     given = build(lane, [R("c1", "7"), A(t("The answer is 7")), U("and 3+3?")])
     view = ensure_tool_turn_invariants(given, lane=lane)
     assert _forms(view.repairs) == [("orphan_result", ("c1",))]
-    assert view.messages == build(lane, [A(t("The answer is 7")), U("and 3+3?")])
+    kept = [A(t("The answer is 7")), U("and 3+3?")]
+    if lane == "gemini.generate_content":  # the content keeps its place, so no model content opens the list
+        kept = [U(LEADING_RESULTS_TEXT), *kept]
+    assert view.messages == build(lane, kept)
 
 
 def test_case_9_chained_responses_keep_outputs_for_server_held_calls() -> None:
