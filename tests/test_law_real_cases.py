@@ -128,7 +128,7 @@ def test_case_8_window_cut_between_a_call_and_its_result(lane: Lane) -> None:
     given = build(lane, [R("c1", "7"), A(t("The answer is 7")), U("and 3+3?")])
     view = ensure_tool_turn_invariants(given, lane=lane)
     assert _forms(view.repairs) == [("orphan_result", ("c1",))]
-    kept = [A(t("The answer is 7")), U("and 3+3?")]
+    kept: list[Event] = [A(t("The answer is 7")), U("and 3+3?")]
     if lane == "gemini.generate_content":  # the content keeps its place, so no model content opens the list
         kept = [U(LEADING_RESULTS_TEXT), *kept]
     assert view.messages == build(lane, kept)
