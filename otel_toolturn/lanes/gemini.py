@@ -369,13 +369,14 @@ class GeminiGenerateContent:
         leading, scanned = True, 0  # whether every unit so far is a result or a reply; the units read for it
         while index < stop:
             content = messages[index]
-            parts = _parts(content, index)
             if _role(content) == "model":
                 first = index
                 calls: list[object] = []
-                while index < stop and _role(messages[index]) == "model":
+                while True:
                     calls.extend(part for part in _parts(messages[index], index) if _call(part) is not None)
                     index += 1
+                    if index == stop or _role(messages[index]) != "model":
+                        break
                 after_results = False
                 if not calls:
                     for position in range(first, index):
@@ -396,13 +397,21 @@ class GeminiGenerateContent:
                 )
                 kinds.append(TURN)
                 continue
+            parts = _parts(content, index)
+            answering = [_response(part) is not None for part in parts]
+            if True not in answering:
+                units.append(content)
+                kinds.append(OTHER)
+                after_results = False
+                index += 1
+                continue
             others: list[object] = []
             trails: str | None = None
             last: str | None = None
             mark = len(units)
-            answers = iter(matcher.responses([part for part in parts if _response(part) is not None]))
-            for part in parts:
-                if _response(part) is None:
+            answers = iter(matcher.responses([part for part, answer in zip(parts, answering, strict=True) if answer]))
+            for part, answer in zip(parts, answering, strict=True):
+                if not answer:
                     others.append(part)
                     if last is not None and trails is None:
                         trails = last
@@ -414,23 +423,18 @@ class GeminiGenerateContent:
                 sources[len(units)] = content
                 units.append(part)
                 kinds.append(RESULT)
-            if len(units) == mark:
-                units.append(content)
-                kinds.append(OTHER)
-                after_results = False
-            else:
-                if leading:  # no user turn stays before it
-                    leading = all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
-                    scanned = len(kinds)
-                if leading and not others and index + 1 < stop and _role(messages[index + 1]) == "model":
-                    others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
-                if others:
-                    if trails is not None:
-                        view.marks[len(units)] = ("text_after_results", trails)
-                    sources[len(units)] = content
-                    units.append(tuple(others))
-                    kinds.append(PART)
-                after_results = True
+            if leading:  # no user turn stays before it
+                leading = all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
+                scanned = len(kinds)
+            if leading and not others and index + 1 < stop and _role(messages[index + 1]) == "model":
+                others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
+            if others:
+                if trails is not None:
+                    view.marks[len(units)] = ("text_after_results", trails)
+                sources[len(units)] = content
+                units.append(tuple(others))
+                kinds.append(PART)
+            after_results = True
             index += 1
         return view
 
