@@ -287,6 +287,16 @@ def _law_reads(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) 
         return False
 
 
+def _decided(
+    telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, Any]
+) -> tuple[PendingCall | None, dict[str, Any]]:
+    """The call decided and pending, or ``None`` with the arguments to send unrecorded (as the SDK reads them)."""
+    materialised = _materialised(telemetry, target, kwargs)
+    if not materialised.readable:
+        return None, materialised.kwargs
+    return _begin(telemetry, target, instance, materialised.kwargs), materialised.kwargs
+
+
 def _sync_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -294,12 +304,9 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
-        materialised = _materialised(telemetry, target, kwargs)
-        if not materialised.readable:
-            return wrapped(*args, **materialised.kwargs)
-        call = _begin(telemetry, target, instance, materialised.kwargs)
+        call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
-            return wrapped(*args, **materialised.kwargs)
+            return wrapped(*args, **sent)
         token = _INSIDE.set(True)
         try:
             with call.sending():
@@ -322,12 +329,9 @@ def _steps_wrapper(target: Target) -> Callable[..., object]:
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
-        materialised = _materialised(telemetry, target, kwargs)
-        if not materialised.readable:
-            return wrapped(*args, **materialised.kwargs)
-        call = _begin(telemetry, target, instance, materialised.kwargs)
+        call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
-            return wrapped(*args, **materialised.kwargs)
+            return wrapped(*args, **sent)
         return watch_steps(wrapped(*args, **call.kwargs), call)
 
     return wrapper
@@ -347,12 +351,9 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
     counts nothing, nor does one cancelled before the SDK sends; one cancelled while the request
     is in flight ends its span once, as an error.
     """
-    materialised = _materialised(telemetry, target, kwargs)
-    if not materialised.readable:
-        return await wrapped(*args, **materialised.kwargs)
-    call = _begin(telemetry, target, instance, materialised.kwargs)
+    call, sent = _decided(telemetry, target, instance, kwargs)
     if call is None:
-        return await wrapped(*args, **materialised.kwargs)
+        return await wrapped(*args, **sent)
     token = _INSIDE.set(True)
     try:
         with call.sending():
