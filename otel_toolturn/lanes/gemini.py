@@ -260,6 +260,26 @@ class _Matcher:
         self.by_name.update(named)
         return keys
 
+    def _each_by_its_own_id(self, parts: Sequence[object]) -> list[str | None] | None:
+        """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case).
+
+        The common case: each response carries the id of the one call with that id, of its own name,
+        that nothing answered yet, and no two responses share one.
+        """
+        chosen: list[_Choice] = []
+        for part in parts:
+            data = _response(part)
+            response_id = _id(data)
+            choices = self.by_id.get(response_id) if response_id is not None else None
+            if choices is None or len(choices) != 1:
+                return None
+            choice = choices[0]
+            if choice[2] != _name(data) or choice in self.answered or choice in chosen:
+                return None
+            chosen.append(choice)
+        self.answered.update(chosen)
+        return [choice[1] for choice in chosen]
+
     def responses(self, parts: Sequence[object]) -> list[str | None]:
         """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
 
@@ -271,6 +291,9 @@ class _Matcher:
         """
         if not parts:
             return []
+        direct = self._each_by_its_own_id(parts)
+        if direct is not None:
+            return direct
         keys: list[str | None] = [None] * len(parts)
         wanted: list[list[_Choice]] = []  # per response, the free calls it can answer, best first
         everything: list[list[_Choice]] = []  # per response, every call it can answer
