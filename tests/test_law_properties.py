@@ -360,7 +360,7 @@ def test_gemini_in_every_spelling_with_and_without_ids_is_valid_idempotent_deter
 
 def _signed_parts(contents: object) -> list[tuple[object, bool]]:
     """Every part that carries a thought signature, in order, each with whether it stands in a model content."""
-    from otel_toolturn.lanes.gemini import signed  # noqa: PLC0415 - the lane's own reading of a signature
+    from otel_toolturn.lanes._gemini_parts import signed  # noqa: PLC0415 - the lane's own reading of a signature
 
     found: list[tuple[object, bool]] = []
     assert isinstance(contents, list)

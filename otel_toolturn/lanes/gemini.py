@@ -51,7 +51,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
     OTHER,
@@ -71,7 +70,9 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import Lane, RepairForm
-from otel_toolturn.lanes._common import derive_id, describe, is_list, role_of
+from otel_toolturn.lanes._common import derive_id
+from otel_toolturn.lanes._gemini_matching import Matcher
+from otel_toolturn.lanes._gemini_parts import call_of, content_role, id_of, name_of, parts_of, response_of, signed
 
 PLACEHOLDER_SIGNATURE: Final = "skip_thought_signature_validator"
 """The thought signature the provider documents as skipping its check (at a cost in reasoning quality)."""
@@ -96,47 +97,6 @@ MISSING_SIGNATURE_WORDS: Final = (
 )
 
 
-def _parts(content: object, position: int) -> Sequence[object]:
-    """A content's parts (none when absent); parts that are no list are a ``ToolTurnInputError``."""
-    parts = content.get("parts") if type(content) is dict else field(content, "parts")
-    if parts is None:
-        return ()
-    if not is_list(parts):
-        raise ToolTurnInputError(
-            f"item {position}: 'parts' must be a list of parts, got {describe(parts)}", position=position
-        )
-    return parts
-
-
-def _role(content: object) -> object:
-    return content.get("role") if type(content) is dict else role_of(content)
-
-
-def _call(part: object) -> object:
-    """The part's function call data (``None``: the part is no call)."""
-    if type(part) is dict or isinstance(part, Mapping):
-        value = part.get("functionCall")
-        return value if value is not None else part.get("function_call")
-    return getattr(part, "function_call", None)
-
-
-def _response(part: object) -> object:
-    """The part's function response data (``None``: the part is no response)."""
-    if type(part) is dict or isinstance(part, Mapping):
-        value = part.get("functionResponse")
-        return value if value is not None else part.get("function_response")
-    return getattr(part, "function_response", None)
-
-
-def signed(part: object) -> bool:
-    """Whether the part carries a thought signature."""
-    if type(part) is dict or isinstance(part, Mapping):
-        value = part.get("thoughtSignature") or part.get("thought_signature")
-    else:
-        value = getattr(part, "thought_signature", None)
-    return isinstance(value, (str, bytes)) and bool(value)
-
-
 def _stamp(part: object) -> object:
     """A copy of the call part carrying the placeholder signature, in the part's own spelling."""
     if type(part) is dict or isinstance(part, Mapping):
@@ -146,18 +106,8 @@ def _stamp(part: object) -> object:
     return replace(part, thought_signature=_PLACEHOLDER_BYTES)
 
 
-def _name(data: object) -> str | None:
-    name = field(data, "name")
-    return name if isinstance(name, str) and name else None
-
-
-def _id(data: object) -> str | None:
-    value = field(data, "id")
-    return value if isinstance(value, str) and value else None
-
-
 def _payload(part: object) -> object:
-    return field(_response(part), "response")
+    return field(response_of(part), "response")
 
 
 def _is_close(part: object) -> bool:
@@ -189,186 +139,6 @@ def _camel(key: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
-_Choice = tuple[int, str, str | None, str | None]
-"""A call as the matcher knows it: (its run's number, its key, its name, its id)."""
-
-
-class _Matcher:
-    """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
-
-    __slots__ = ("answered", "by_id", "by_name", "runs")
-
-    def __init__(self) -> None:
-        self.by_id: dict[str, list[_Choice]] = {}
-        """Call id -> the choices of the calls with that id in the nearest run that used it, in order."""
-        self.by_name: dict[str, list[_Choice]] = {}
-        """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
-        first. A call whose key a later run uses again is no longer reachable by name."""
-        self.answered: set[_Choice] = set()
-        """The calls a response has answered."""
-        self.runs = 0
-
-    def turn(self, position: int, calls: Sequence[object]) -> list[str]:
-        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses.
-
-        A repeat the law leaves out uses no name: a response naming it answers nothing of it.
-        """
-        self.runs += 1
-        run = self.runs
-        keys: list[str] = []
-        by_id: dict[str, list[_Choice]] = {}
-        unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
-        named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
-        for part in calls:
-            data = _call(part)
-            name, call_id = _name(data), _id(data)
-            if call_id is not None:
-                of_id = by_id.setdefault(call_id, [])
-                key = call_id  # a repeat under the same key is left out by the law (duplicate_call) ...
-                if not of_id:
-                    of_id.append((run, key, name, call_id))
-                elif signed(part):  # ... unless it is signed: then it is its own call, never dropped
-                    key = f"{call_id}#{len(of_id) + 1}"
-                    of_id.append((run, key, name, call_id))
-                else:
-                    keys.append(key)
-                    continue
-                if name is not None:
-                    named.setdefault(name, []).append((run, key, name, call_id))
-            elif name is not None:
-                of_name = unnamed.setdefault(name, [])
-                key = f"{name}#{len(of_name) + 1}"
-                of_name.append((run, key, name, None))
-            else:
-                raise ToolTurnInputError(
-                    f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
-                    f"got {describe(field(data, 'name'))}",
-                    position=position,
-                )
-            keys.append(key)
-        self.by_id.update(by_id)
-        used = set(keys)
-        for name in [name for name in self.by_name if name not in unnamed and name not in named]:
-            older = self.by_name[name]
-            kept = [choice for choice in older if choice[1] not in used]  # the law reads those keys as this run's
-            if not kept:
-                del self.by_name[name]
-            elif len(kept) < len(older):
-                self.by_name[name] = kept
-        for name, of_name in unnamed.items():
-            self.by_name[name] = of_name + named.pop(name, [])
-        self.by_name.update(named)
-        return keys
-
-    def _each_by_its_own_id(self, parts: Sequence[object]) -> list[str | None] | None:
-        """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case).
-
-        The common case: each response carries the id of the one call with that id, of its own name,
-        that nothing answered yet, and no two responses share one.
-        """
-        chosen: list[_Choice] = []
-        for part in parts:
-            data = _response(part)
-            response_id = _id(data)
-            choices = self.by_id.get(response_id) if response_id is not None else None
-            if choices is None or len(choices) != 1:
-                return None
-            choice = choices[0]
-            if choice[2] != _name(data) or choice in self.answered or choice in chosen:
-                return None
-            chosen.append(choice)
-        self.answered.update(chosen)
-        return [choice[1] for choice in chosen]
-
-    def responses(self, parts: Sequence[object]) -> list[str | None]:
-        """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
-
-        A response whose ``id`` a call carries can answer the calls with that id, one of its own name
-        first; another, by name, the calls of its name, one whose id no response of the content carries
-        first. Among the calls no earlier response answered, as many responses as can each answer their
-        own call (the most certain first, then moved aside only to make room for another); one that
-        cannot answers the last call it could answer again (a second result for it).
-        """
-        if not parts:
-            return []
-        direct = self._each_by_its_own_id(parts)
-        if direct is not None:
-            return direct
-        keys: list[str | None] = [None] * len(parts)
-        wanted: list[list[_Choice]] = []  # per response, the free calls it can answer, best first
-        everything: list[list[_Choice]] = []  # per response, every call it can answer
-        ranks: list[int] = []
-        datas = [_response(part) for part in parts]
-        ids = [_id(data) for data in datas]
-        by_id, by_name, answered = self.by_id, self.by_name, self.answered
-        claimed = {i for i in ids if i is not None and i in by_id}
-        for number, data in enumerate(datas):
-            name, response_id = _name(data), ids[number]
-            if response_id is not None and response_id in by_id:
-                choices = by_id[response_id]
-                free = [c for c in choices if c not in answered]
-                best = [c for c in free if c[2] == name]
-                rest = [c for c in free if c[2] != name] if len(best) < len(free) else []
-                rank = 0 if best else 2
-            elif name is not None and name in by_name:
-                choices, rank = by_name[name], 1
-                free = [c for c in choices if c not in answered]
-                best = [c for c in free if c[3] not in claimed] if claimed else free
-                rest = [c for c in free if c[3] in claimed] if len(best) < len(free) else []
-            else:
-                keys[number] = response_id if response_id is not None or name is None else f"{name}#1"
-                choices, best, rest, rank = [], [], [], 3
-            if len(parts) == 1:  # one response: its best free call, else a second result for the last
-                chosen = best[0] if best else rest[0] if rest else None
-                if chosen is not None:
-                    answered.add(chosen)
-                    return [chosen[1]]
-                return [choices[-1][1]] if choices else keys
-            wanted.append(best + rest)
-            everything.append(choices)
-            ranks.append(rank)
-        holder: dict[_Choice, int] = {}  # call -> the response answering it
-        held: dict[int, _Choice] = {}
-        order = sorted(range(len(parts)), key=ranks.__getitem__)
-        for number in order:  # each takes its best free call
-            chosen = next((c for c in wanted[number] if c not in holder), None)
-            if chosen is not None:
-                holder[chosen], held[number] = number, chosen
-        for number in order:  # one left without: make room along a chain of responses that can move
-            if number not in held and wanted[number]:
-                _make_room(number, wanted, holder, held)
-        for number, choices in enumerate(everything):
-            if number in held:
-                self.answered.add(held[number])
-                keys[number] = held[number][1]
-            elif choices:
-                keys[number] = choices[-1][1]
-        return keys
-
-
-def _make_room(start: int, wanted: list[list[_Choice]], holder: dict[_Choice, int], held: dict[int, _Choice]) -> None:
-    """Give response ``start`` a call, moving others to other calls they can answer, when a chain allows it."""
-    came_from: dict[_Choice, int] = {}  # call -> the response that reached it
-    queue, at = [start], 0
-    while at < len(queue):
-        number = queue[at]
-        at += 1
-        for reached in wanted[number]:
-            if reached in came_from:
-                continue
-            came_from[reached] = number
-            if reached in holder:
-                queue.append(holder[reached])
-                continue
-            choice: _Choice | None = reached  # free: shift every response on the chain one call along
-            while choice is not None:
-                taker = came_from[choice]
-                previous = held.get(taker)  # None only for ``start``
-                holder[choice], held[taker] = taker, choice
-                choice = previous
-            return
-
-
 class GeminiGenerateContent:
     """Reads and writes the Gemini ``contents`` list for the law."""
 
@@ -386,19 +156,19 @@ class GeminiGenerateContent:
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
-        matcher = _Matcher()
+        matcher = Matcher()
         index, stop = 0, len(messages)
         after_results = False  # the content right before held responses
         leading, scanned = True, 0  # whether every unit so far is a result or a reply; the units read for it
         while index < stop:
             content = messages[index]
-            if _role(content) == "model":
+            if content_role(content) == "model":
                 first = index
                 calls: list[object] = []
                 while True:
-                    calls.extend(part for part in _parts(messages[index], index) if _call(part) is not None)
+                    calls.extend(part for part in parts_of(messages[index], index) if call_of(part) is not None)
                     index += 1
-                    if index == stop or _role(messages[index]) != "model":
+                    if index == stop or content_role(messages[index]) != "model":
                         break
                 after_results = False
                 if not calls:
@@ -420,8 +190,8 @@ class GeminiGenerateContent:
                 )
                 kinds.append(TURN)
                 continue
-            parts = _parts(content, index)
-            answering = [_response(part) is not None for part in parts]
+            parts = parts_of(content, index)
+            answering = [response_of(part) is not None for part in parts]
             if True not in answering:
                 units.append(content)
                 kinds.append(OTHER)
@@ -449,7 +219,7 @@ class GeminiGenerateContent:
             if leading:  # no user turn stays before it
                 leading = all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
                 scanned = len(kinds)
-            if leading and not others and index + 1 < stop and _role(messages[index + 1]) == "model":
+            if leading and not others and index + 1 < stop and content_role(messages[index + 1]) == "model":
                 others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
             if others:
                 if trails is not None:
@@ -478,8 +248,8 @@ class GeminiGenerateContent:
         for number, content in enumerate(items):
             new_parts: list[object] = []
             touched = False
-            for part in _parts(content, position + number):
-                if _call(part) is None:
+            for part in parts_of(content, position + number):
+                if call_of(part) is None:
                     new_parts.append(part)
                     continue
                 if kept < len(calls) and calls[kept][0] is part:
@@ -502,14 +272,14 @@ class GeminiGenerateContent:
         parts = [result for result, _ in results]
         sources = [source for _, source in results if source is not None]
         whole = sources and len(sources) == len(results) and all(source is sources[0] for source in sources)
-        if whole and _same(_parts(sources[0], 0), parts):
+        if whole and _same(parts_of(sources[0], 0), parts):
             return [sources[0]]
         return [_user_content(parts, sources[0] if sources else None, None)]
 
     def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
         """The call part under ``new_id`` (ids may repeat in this lane, so the law never asks)."""
         del repeats
-        data = _call(call.ref)
+        data = call_of(call.ref)
         key = "functionCall" if isinstance(call.ref, Mapping) and "functionCall" in call.ref else "function_call"
         if isinstance(call.ref, Mapping):
             return Call(new_id, {**call.ref, key: {**data, "id": new_id}} if isinstance(data, Mapping) else call.ref)
@@ -517,7 +287,7 @@ class GeminiGenerateContent:
 
     def rename_result(self, result: object, new_id: str) -> object:
         """The response part answering ``new_id``."""
-        data = _response(result)
+        data = response_of(result)
         if isinstance(result, Mapping):
             key = "functionResponse" if "functionResponse" in result else "function_response"
             return {**result, key: {**data, "id": new_id}} if isinstance(data, Mapping) else result
@@ -534,10 +304,10 @@ class GeminiGenerateContent:
 
     def synthesize(self, call: Call) -> object:
         """A ``functionResponse`` with the call's name and id saying it was interrupted, in the call's spelling."""
-        data = _call(call.ref)
-        response: dict[str, object] = {"name": _name(data) or ""}
-        if _id(data) is not None:
-            response["id"] = _id(data)
+        data = call_of(call.ref)
+        response: dict[str, object] = {"name": name_of(data) or ""}
+        if id_of(data) is not None:
+            response["id"] = id_of(data)
         response["response"] = {"error": INTERRUPTED_RESULT_TEXT}
         return _new_part(call.ref, function_response=response)
 
@@ -558,7 +328,7 @@ class GeminiGenerateContent:
                 pieces.append(payload)
             joined = pieces
         first = results[0]
-        data = _response(first)
+        data = response_of(first)
         if isinstance(first, Mapping):
             spelled = "functionResponse" if "functionResponse" in first else "function_response"
             inner = {**data, "response": {key: joined}} if isinstance(data, Mapping) else data
@@ -569,7 +339,7 @@ class GeminiGenerateContent:
         """A text part, in the content the result stood in: a line naming the call, then the result's text."""
         payload = _payload(result)
         error = isinstance(payload, Mapping) and "error" in payload
-        heading = in_place_heading(call.call_id, _name(_call(call.ref)) or "", second=second, error=error)
+        heading = in_place_heading(call.call_id, name_of(call_of(call.ref)) or "", second=second, error=error)
         text = _one_text(payload)
         body = text[1] if text is not None else json.dumps(payload, ensure_ascii=False, default=str)
         like = result if not isinstance(result, Mapping) else {}
@@ -659,12 +429,12 @@ def _flush(run: list[tuple[int, object, object]], anchor: object, wire: list[obj
     if results:
         parts = batch_parts + [item for item, _ in results]
         first = batch_sources[0] if batch_sources else None
-        if first is not None and _same(_parts(first, 0), parts):
+        if first is not None and _same(parts_of(first, 0), parts):
             wire.append(first)
         else:
             wire.append(_user_content(parts, first, anchor))
     for source, parts in groups:
-        if source is not None and _same(_parts(source, 0), parts):
+        if source is not None and _same(parts_of(source, 0), parts):
             wire.append(source)
         else:
             wire.append(_user_content(parts, source, anchor))
@@ -690,21 +460,21 @@ _EMPTY_WORDS: Final = (
 def _validate(contents: Sequence[object]) -> list[Violation]:
     """Each rule in order of position: see ``validate`` in ``otel_toolturn._validate`` for the rule keys."""
     violations: list[Violation] = []
-    matcher = _Matcher()
+    matcher = Matcher()
     pending: list[str] | None = None  # the call keys of the run right before, awaiting its responses
     pending_at = 0
     index, stop = 0, len(contents)
     while index < stop:
         content = contents[index]
-        parts = _parts(content, index)
-        if _role(content) == "model":
+        parts = parts_of(content, index)
+        if content_role(content) == "model":
             first = index
             calls: list[tuple[int, object]] = []
-            while index < stop and _role(contents[index]) == "model":
-                run_parts = _parts(contents[index], index)
+            while index < stop and content_role(contents[index]) == "model":
+                run_parts = parts_of(contents[index], index)
                 if not run_parts:
                     violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-                calls.extend((index, part) for part in run_parts if _call(part) is not None)
+                calls.extend((index, part) for part in run_parts if call_of(part) is not None)
                 index += 1
             if not calls:
                 continue
@@ -712,17 +482,17 @@ def _validate(contents: Sequence[object]) -> list[Violation]:
                 violations.append(Violation(position=first, rule="call_turn_position", message=_CALL_POSITION_WORDS))
             at, part = calls[0]
             if not signed(part):
-                words = MISSING_SIGNATURE_WORDS.format(name=_name(_call(part)) or "", position=at + 1)
+                words = MISSING_SIGNATURE_WORDS.format(name=name_of(call_of(part)) or "", position=at + 1)
                 violations.append(Violation(position=at, rule="missing_thought_signature", message=words))
             pending = matcher.turn(first, [part for _, part in calls])
             pending_at = first
             continue
         if not parts:
             violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-        keys = matcher.responses([part for part in parts if _response(part) is not None])
+        keys = matcher.responses([part for part in parts if response_of(part) is not None])
         trailing, seen = False, False
         for part in parts:
-            if _response(part) is not None:
+            if response_of(part) is not None:
                 seen = True
             elif seen:
                 trailing = True

@@ -1,0 +1,192 @@
+"""Which Gemini call each function response answers: one rule, shared by the lane's reading and its ``validate``.
+
+See the Matching paragraph of ``lanes.gemini``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._view import field
+from otel_toolturn.lanes._common import describe
+from otel_toolturn.lanes._gemini_parts import call_of, id_of, name_of, response_of, signed
+
+_Choice = tuple[int, str, str | None, str | None]
+"""A call as the matcher knows it: (its run's number, its key, its name, its id)."""
+
+
+class Matcher:
+    """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
+
+    __slots__ = ("answered", "by_id", "by_name", "runs")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, list[_Choice]] = {}
+        """Call id -> the choices of the calls with that id in the nearest run that used it, in order."""
+        self.by_name: dict[str, list[_Choice]] = {}
+        """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
+        first. A call whose key a later run uses again is no longer reachable by name."""
+        self.answered: set[_Choice] = set()
+        """The calls a response has answered."""
+        self.runs = 0
+
+    def turn(self, position: int, calls: Sequence[object]) -> list[str]:
+        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses.
+
+        A repeat the law leaves out uses no name: a response naming it answers nothing of it.
+        """
+        self.runs += 1
+        run = self.runs
+        keys: list[str] = []
+        by_id: dict[str, list[_Choice]] = {}
+        unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
+        named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
+        for part in calls:
+            data = call_of(part)
+            name, call_id = name_of(data), id_of(data)
+            if call_id is not None:
+                of_id = by_id.setdefault(call_id, [])
+                key = call_id  # a repeat under the same key is left out by the law (duplicate_call) ...
+                if not of_id:
+                    of_id.append((run, key, name, call_id))
+                elif signed(part):  # ... unless it is signed: then it is its own call, never dropped
+                    key = f"{call_id}#{len(of_id) + 1}"
+                    of_id.append((run, key, name, call_id))
+                else:
+                    keys.append(key)
+                    continue
+                if name is not None:
+                    named.setdefault(name, []).append((run, key, name, call_id))
+            elif name is not None:
+                of_name = unnamed.setdefault(name, [])
+                key = f"{name}#{len(of_name) + 1}"
+                of_name.append((run, key, name, None))
+            else:
+                raise ToolTurnInputError(
+                    f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
+                    f"got {describe(field(data, 'name'))}",
+                    position=position,
+                )
+            keys.append(key)
+        self.by_id.update(by_id)
+        used = set(keys)
+        for name in [name for name in self.by_name if name not in unnamed and name not in named]:
+            older = self.by_name[name]
+            kept = [choice for choice in older if choice[1] not in used]  # the law reads those keys as this run's
+            if not kept:
+                del self.by_name[name]
+            elif len(kept) < len(older):
+                self.by_name[name] = kept
+        for name, of_name in unnamed.items():
+            self.by_name[name] = of_name + named.pop(name, [])
+        self.by_name.update(named)
+        return keys
+
+    def _each_by_its_own_id(self, parts: Sequence[object]) -> list[str | None] | None:
+        """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case).
+
+        The common case: each response carries the id of the one call with that id, of its own name,
+        that nothing answered yet, and no two responses share one.
+        """
+        chosen: list[_Choice] = []
+        for part in parts:
+            data = response_of(part)
+            response_id = id_of(data)
+            choices = self.by_id.get(response_id) if response_id is not None else None
+            if choices is None or len(choices) != 1:
+                return None
+            choice = choices[0]
+            if choice[2] != name_of(data) or choice in self.answered or choice in chosen:
+                return None
+            chosen.append(choice)
+        self.answered.update(chosen)
+        return [choice[1] for choice in chosen]
+
+    def responses(self, parts: Sequence[object]) -> list[str | None]:
+        """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
+
+        A response whose ``id`` a call carries can answer the calls with that id, one of its own name
+        first; another, by name, the calls of its name, one whose id no response of the content carries
+        first. Among the calls no earlier response answered, as many responses as can each answer their
+        own call (the most certain first, then moved aside only to make room for another); one that
+        cannot answers the last call it could answer again (a second result for it).
+        """
+        if not parts:
+            return []
+        direct = self._each_by_its_own_id(parts)
+        if direct is not None:
+            return direct
+        keys: list[str | None] = [None] * len(parts)
+        wanted: list[list[_Choice]] = []  # per response, the free calls it can answer, best first
+        everything: list[list[_Choice]] = []  # per response, every call it can answer
+        ranks: list[int] = []
+        datas = [response_of(part) for part in parts]
+        ids = [id_of(data) for data in datas]
+        by_id, by_name, answered = self.by_id, self.by_name, self.answered
+        claimed = {i for i in ids if i is not None and i in by_id}
+        for number, data in enumerate(datas):
+            name, response_id = name_of(data), ids[number]
+            if response_id is not None and response_id in by_id:
+                choices = by_id[response_id]
+                free = [c for c in choices if c not in answered]
+                best = [c for c in free if c[2] == name]
+                rest = [c for c in free if c[2] != name] if len(best) < len(free) else []
+                rank = 0 if best else 2
+            elif name is not None and name in by_name:
+                choices, rank = by_name[name], 1
+                free = [c for c in choices if c not in answered]
+                best = [c for c in free if c[3] not in claimed] if claimed else free
+                rest = [c for c in free if c[3] in claimed] if len(best) < len(free) else []
+            else:
+                keys[number] = response_id if response_id is not None or name is None else f"{name}#1"
+                choices, best, rest, rank = [], [], [], 3
+            if len(parts) == 1:  # one response: its best free call, else a second result for the last
+                chosen = best[0] if best else rest[0] if rest else None
+                if chosen is not None:
+                    answered.add(chosen)
+                    return [chosen[1]]
+                return [choices[-1][1]] if choices else keys
+            wanted.append(best + rest)
+            everything.append(choices)
+            ranks.append(rank)
+        holder: dict[_Choice, int] = {}  # call -> the response answering it
+        held: dict[int, _Choice] = {}
+        order = sorted(range(len(parts)), key=ranks.__getitem__)
+        for number in order:  # each takes its best free call
+            chosen = next((c for c in wanted[number] if c not in holder), None)
+            if chosen is not None:
+                holder[chosen], held[number] = number, chosen
+        for number in order:  # one left without: make room along a chain of responses that can move
+            if number not in held and wanted[number]:
+                _make_room(number, wanted, holder, held)
+        for number, choices in enumerate(everything):
+            if number in held:
+                self.answered.add(held[number])
+                keys[number] = held[number][1]
+            elif choices:
+                keys[number] = choices[-1][1]
+        return keys
+
+
+def _make_room(start: int, wanted: list[list[_Choice]], holder: dict[_Choice, int], held: dict[int, _Choice]) -> None:
+    """Give response ``start`` a call, moving others to other calls they can answer, when a chain allows it."""
+    came_from: dict[_Choice, int] = {}  # call -> the response that reached it
+    queue, at = [start], 0
+    while at < len(queue):
+        number = queue[at]
+        at += 1
+        for reached in wanted[number]:
+            if reached in came_from:
+                continue
+            came_from[reached] = number
+            if reached in holder:
+                queue.append(holder[reached])
+                continue
+            choice: _Choice | None = reached  # free: shift every response on the chain one call along
+            while choice is not None:
+                taker = came_from[choice]
+                previous = held.get(taker)  # None only for ``start``
+                holder[choice], held[taker] = taker, choice
+                choice = previous
+            return
