@@ -40,8 +40,9 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "google_genai": ("gcp.gemini", "gcp.vertex_ai"),
     "litellm": ("openai", "anthropic"),
 }
-"""The ``gen_ai.provider.name`` values each provider's calls carry (google-genai: by the client's
-backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family)."""
+"""The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
+client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
+Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, recorded with google-genai's names."""
 
 _LANE_FAMILY: Final[Mapping[str, Provider]] = {"openai": "openai", "anthropic": "anthropic", "gemini": "google_genai"}
 

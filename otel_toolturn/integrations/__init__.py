@@ -1,7 +1,8 @@
 """Integrations with libraries that send provider requests without the patched SDK methods.
 
-``otel_toolturn.integrations.litellm``: LiteLLM's SDK calls (``completion``, ``responses``,
-``anthropic.messages``) and its proxy, through LiteLLM's own callback hooks. ``init()`` registers
+``otel_toolturn.integrations.litellm``: LiteLLM's SDK calls (``completion`` to OpenAI-compatible,
+Anthropic, Gemini and Vertex AI providers, ``responses``, ``anthropic.messages``) and its proxy,
+through LiteLLM's own callback hooks. ``init()`` registers
 it when LiteLLM is imported (the ``litellm`` provider); the proxy names it in its config.
 Importing a module here imports the library it integrates.
 """

@@ -8,11 +8,15 @@ into LiteLLM's own request; it decides nothing itself. Telemetry is the live ins
 
 Which hook serves which path (LiteLLM 1.110):
 
-- chat (``completion``/``acompletion``, any OpenAI-compatible provider and ``anthropic``) and
-  Responses (``responses``/``aresponses``): ``log_pre_api_call``, called right before the HTTP
-  request with the provider-shaped body in ``kwargs["additional_args"]["complete_input_dict"]``.
-  That dict is the very one LiteLLM then sends, so the repaired transcript is written into it
-  (the key replaced, never the caller's list or items mutated);
+- chat (``completion``/``acompletion``, any OpenAI-compatible provider, ``anthropic``, and the
+  Gemini providers ``gemini``/``vertex_ai``) and Responses (``responses``/``aresponses``):
+  ``log_pre_api_call``, called right before each HTTP request with the provider-shaped body in
+  ``kwargs["additional_args"]["complete_input_dict"]``. That dict is the very one LiteLLM then
+  sends, so the repaired transcript is written into it (the key replaced, never the caller's list
+  or items mutated). A Gemini body is REST (``contents`` and the rest at its top level): it is read
+  as the google-genai call it stands for, and the decision written back, by ``_litellm_lanes``'s
+  ``gemini_request`` and ``gemini_writes``. LiteLLM's Gemini resend of a request (a rejected
+  thought signature, a stale context cache) calls the hook again: a new request, a new record;
 - the Anthropic-native messages route (``litellm.anthropic.messages.acreate``, the proxy's
   ``/v1/messages``): ``async_pre_request_hook``, which LiteLLM calls before it builds the body
   (its pre-call hook sees the body already serialised). Its ``messages`` list is LiteLLM's own
@@ -21,7 +25,8 @@ Which hook serves which path (LiteLLM 1.110):
 - a body in no lane of ours (``_litellm_lanes.lane_of``) passes through untouched, unrecorded.
 
 The response: a whole response is checked from the provider's own JSON that LiteLLM logs
-(``log_post_api_call``: usage, finish reasons, model, calls) and the record ends there; a
+(``log_post_api_call``: usage, finish reasons, model, calls; Gemini: the ``generateContent``
+response JSON, a long answer's continuation hops merged into it) and the record ends there; a
 stream's record ends on the call's success or failure callback, with the assembled response
 checked when LiteLLM assembles it in the lane's own shape (chat, Responses). A failure ends
 the record with LiteLLM's exception. Every hook is guarded: an error is counted and logged at
@@ -40,14 +45,20 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import PreparedRequest, materialise, prepare_request
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 from otel_toolturn.integrations._litellm_calls import OpenCalls
-from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
+from otel_toolturn.integrations._litellm_lanes import (
+    GEMINI_PROVIDERS,
+    bare_model,
+    gemini_request,
+    gemini_writes,
+    lane_of,
+)
 
 _SHAPED_STREAMS: Final[frozenset[Lane]] = frozenset({"openai.chat_completions", "openai.responses"})
 """Lanes whose streamed response LiteLLM assembles in the lane's own shape (checked on success)."""
@@ -56,8 +67,14 @@ _T = TypeVar("_T")
 
 
 def _provider_of(lane: Lane) -> Provider:
-    """The wire's provider family (``gen_ai.provider.name``): every OpenAI-compatible wire is ``openai``."""
-    return "anthropic" if lane == "anthropic.messages" else "openai"
+    """The wire's provider family: every OpenAI-compatible wire is ``openai``, Gemini's ``google_genai``.
+
+    It gives the call's ``gen_ai.provider.name``, except on Gemini, where LiteLLM's provider names
+    the backend (``GEMINI_PROVIDERS``: ``gcp.gemini`` or ``gcp.vertex_ai``).
+    """
+    if lane == "anthropic.messages":
+        return "anthropic"
+    return "google_genai" if lane == "gemini.generate_content" else "openai"
 
 
 def _host(api_base: object) -> str | None:
@@ -107,6 +124,7 @@ class ToolTurnLogger(CustomLogger):
         request: dict[str, object],
         model: str | None,
         api_base: object,
+        provider_name: ProviderName | None = None,
     ) -> PreparedRequest | None:
         """Start the call's record and decide its request; ``None`` ⇒ send it as it is, unrecorded."""
         materialised = self._guarded(telemetry, "request", lambda: materialise(request, lane))
@@ -119,6 +137,7 @@ class ToolTurnLogger(CustomLogger):
                 telemetry,
                 lane=lane,
                 provider=_provider_of(lane),
+                provider_name=provider_name,
                 requested_model=model,
                 server_address=_host(api_base),
             ),
@@ -162,6 +181,10 @@ class ToolTurnLogger(CustomLogger):
             )
             if lane is None:
                 return
+            api_base = additional.get("api_base") if isinstance(additional, dict) else None
+            if lane == "gemini.generate_content":
+                self._gemini(telemetry, kwargs, body, api_base)
+                return
             requested = body.get("model")
             prepared = self._begin(
                 telemetry,
@@ -169,7 +192,7 @@ class ToolTurnLogger(CustomLogger):
                 lane=lane,
                 request=body,
                 model=requested if isinstance(requested, str) else None,
-                api_base=additional.get("api_base") if isinstance(additional, dict) else None,
+                api_base=api_base,
             )
             if prepared is not None:
                 for key, value in prepared.kwargs.items():
@@ -177,6 +200,25 @@ class ToolTurnLogger(CustomLogger):
                         body[key] = value
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("request", exc)
+
+    def _gemini(
+        self, telemetry: Telemetry, kwargs: dict[str, object], body: dict[str, object], api_base: object
+    ) -> None:
+        """A Gemini REST body: decide it as the google-genai call it stands for, write the decision into it."""
+        provider = str(kwargs.get("custom_llm_provider"))
+        model = bare_model(kwargs.get("model"), provider)
+        request = gemini_request(body, model)
+        prepared = self._begin(
+            telemetry,
+            call_id=kwargs.get("litellm_call_id"),
+            lane="gemini.generate_content",
+            request=request,
+            model=model,
+            api_base=api_base,
+            provider_name=GEMINI_PROVIDERS.get(provider),
+        )
+        if prepared is not None:
+            body.update(gemini_writes(body, request, prepared.kwargs))
 
     async def async_pre_request_hook(
         self, model: str, messages: list[object], kwargs: dict[str, object]

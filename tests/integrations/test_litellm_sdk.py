@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import logging
-import time
-from collections.abc import Iterator
 from typing import Final
 
 import pytest
 
 from otel_toolturn import validate
-from otel_toolturn.instrument import Options, ToolTurnInstrumentor
 from otel_toolturn.simulator import Simulator
-from tests.instrument.conftest import Otel, make_otel
+from tests.instrument.conftest import Otel
+from tests.integrations.conftest import settle, settle_async
 from tests.integrations.litellm_calls import BREAKS, CALLS, Call, litellm, send_async, send_sync
 from tests.transcripts import build
 
@@ -35,56 +31,17 @@ REFUSED: Final = [
     if validate(build(call.shape, BREAKS[brk]), lane=call.shape)
 ]
 """The cases whose transcript the provider refuses as written (a late result stands in Responses)."""
-SETTLE_ROUNDS: Final = 500
-"""Polls (10 ms apart) for LiteLLM's callback threads to end a streamed call's span; a bound, not a timing check."""
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
-def instrumented(caplog: pytest.LogCaptureFixture) -> Iterator[Otel]:
-    """otel-toolturn instrumented (the ``litellm`` provider on) into in-memory providers; removed afterwards."""
-    otel = make_otel()
-    instrumentor = ToolTurnInstrumentor()
-    instrumentor.instrument(
-        options=Options(),
-        tracer_provider=otel.tracer_provider,
-        meter_provider=otel.meter_provider,
-        logger_provider=otel.logger_provider,
-    )
-    with caplog.at_level(logging.WARNING, logger="opentelemetry.sdk.trace"):
-        yield otel
-    instrumentor.uninstrument()
-    assert not [r for r in caplog.records if "ended span" in r.getMessage()]
-
-
-def _settle(otel: Otel, count: int) -> None:
-    for _ in range(SETTLE_ROUNDS):
-        if len(otel.call_spans()) >= count:
-            return
-        time.sleep(0.01)
-
-
-async def _settle_async(otel: Otel, count: int) -> None:
-    for _ in range(SETTLE_ROUNDS):
-        if len(otel.call_spans()) >= count:
-            return
-        await asyncio.sleep(0.01)
 
 
 async def _send(sim: Simulator, call: Call, brk: str, *, stream: bool, otel: Otel | None = None) -> None:
     if call.is_async:
         await send_async(sim, call, BREAKS[brk], stream=stream)
         if otel is not None:
-            await _settle_async(otel, 1)
+            await settle_async(otel, 1)
     else:
         send_sync(sim, call, BREAKS[brk], stream=stream)
         if otel is not None:
-            _settle(otel, 1)
+            settle(otel, 1)
 
 
 @pytest.mark.parametrize(("call", "brk", "stream"), CASES)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor
 from otel_toolturn.integrations import _litellm_logger
 from otel_toolturn.integrations._litellm_calls import OpenCalls
-from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
+from otel_toolturn.integrations._litellm_lanes import bare_model, gemini_request, gemini_writes, lane_of
 from otel_toolturn.integrations.litellm import LOGGER
 from tests.instrument.conftest import Otel, make_otel
 from tests.integrations.litellm_calls import litellm
@@ -25,7 +28,11 @@ pytestmark = pytest.mark.filterwarnings("ignore:Items? .* using the `ReadOnly` q
         ("aresponses", "openai", {"input": "hi"}, "openai.responses"),
         ("responses", "anthropic", {"messages": []}, "anthropic.messages"),
         ("completion", "bedrock", {"messages": []}, None),
-        ("completion", "gemini", {"contents": []}, None),
+        ("completion", "gemini", {"contents": []}, "gemini.generate_content"),
+        ("acompletion", "vertex_ai", {"contents": []}, "gemini.generate_content"),
+        ("responses", "gemini", {"contents": []}, "gemini.generate_content"),
+        ("completion", "gemini", {"messages": []}, None),
+        ("completion", "openai", {"contents": []}, None),
         ("anthropic_messages", "anthropic", {"messages": []}, None),
         ("embedding", "openai", {"input": []}, None),
         ("completion", None, {"messages": []}, None),
@@ -34,7 +41,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Items? .* using the `ReadOnly` q
 def test_lane_of_names_the_wire_or_none(
     call_type: str, provider: str | None, body: dict[str, object], lane: str | None
 ) -> None:
-    """Chat and Responses bodies of OpenAI-compatible and Anthropic providers get their lane; anything else none."""
+    """Chat and Responses bodies of OpenAI-compatible, Anthropic and Gemini providers get their lane; else none."""
     assert lane_of(call_type, provider, body, openai_compatible=("groq",)) == lane
 
 
@@ -43,6 +50,48 @@ def test_bare_model_drops_only_the_routing_prefix() -> None:
     assert bare_model("anthropic/claude-x", "anthropic") == "claude-x"
     assert bare_model("claude-x", "anthropic") == "claude-x"
     assert bare_model(None, "anthropic") is None
+
+
+def test_gemini_request_reads_the_rest_body_as_the_google_genai_call() -> None:
+    """``contents`` as they are; the system instruction, tools and tool config (either spelling) under ``config``."""
+    contents: list[object] = [{"role": "user", "parts": [{"text": "hi"}]}]
+    tools = [{"function_declarations": [{"name": "read"}]}]
+    body: dict[str, object] = {
+        "contents": contents,
+        "system_instruction": {"parts": [{"text": "be brief"}]},
+        "tools": tools,
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+        "generationConfig": {"max_output_tokens": 64},
+    }
+    request = gemini_request(body, "gemini-x")
+    assert request["contents"] is contents
+    assert request == {
+        "model": "gemini-x",
+        "contents": contents,
+        "config": {
+            "system_instruction": body["system_instruction"],
+            "tools": tools,
+            "tool_config": body["toolConfig"],
+        },
+    }
+    assert gemini_request({"contents": contents, "systemInstruction": "s"}, None) == {
+        "contents": contents,
+        "config": {"system_instruction": "s"},
+    }
+
+
+def test_gemini_writes_only_what_the_decision_changed() -> None:
+    """Unchanged: nothing to write; new contents: ``contents``; tools withheld: the body's own tool-config key."""
+    body: dict[str, object] = {"contents": [], "tool_config": {"function_calling_config": {"mode": "AUTO"}}}
+    request = gemini_request(body, None)
+    assert gemini_writes(body, request, request) == {}
+    repaired: list[object] = [{"role": "user", "parts": [{"text": "hi"}]}]
+    off = {"function_calling_config": {"mode": "NONE"}}
+    sent = {**request, "contents": repaired, "config": {**request["config"], "tool_config": off}}  # type: ignore[dict-item]
+    assert gemini_writes(body, request, sent) == {"contents": repaired, "tool_config": off}
+    bare: dict[str, object] = {"contents": []}
+    plain = gemini_request(bare, None)
+    assert gemini_writes(bare, plain, {**plain, "config": {"tool_config": off}}) == {"toolConfig": off}
 
 
 class _Record:
@@ -133,3 +182,13 @@ def test_a_failing_law_is_counted_and_the_request_goes_as_it_stands(
         assert len(LOGGER.calls) == 0
     finally:
         instrumentor.uninstrument()
+
+
+def test_the_lane_rule_is_pure_it_loads_neither_litellm_nor_opentelemetry() -> None:
+    """Importing the lane rule loads no LiteLLM, no OpenTelemetry and no wrapt (its module docstring's promise)."""
+    code = (
+        "import sys, otel_toolturn.integrations._litellm_lanes\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'opentelemetry', 'wrapt'}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
