@@ -10,17 +10,9 @@ from typing import Protocol
 import pytest
 
 import otel_toolturn
-from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel, make_otel
 
 pytest.register_assert_rewrite("tests.frameworks.traffic")
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    """The provider simulator, serving on loopback."""
-    with Simulator() as simulator:
-        yield simulator
 
 
 @pytest.fixture

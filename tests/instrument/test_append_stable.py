@@ -6,7 +6,6 @@ whose returned block no longer matches it, as Anthropic's preserved-thinking mod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Final
 
 import anthropic
@@ -21,12 +20,6 @@ SYSTEM: Final = "You answer briefly."
 THINK: Final[anthropic.types.ThinkingConfigParam] = {"type": "enabled", "budget_tokens": 1024}
 BETA: Final = "thinking-binding-controls-2026-08-01"
 INVALID: Final = "Invalid `signature` in `thinking` block"
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
 
 
 def _client(sim: Simulator) -> anthropic.Anthropic:

@@ -9,7 +9,7 @@ sends records nothing; the SDK's own objects and exceptions reach the caller unc
 from __future__ import annotations
 
 import copy
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from typing import Any, Final, cast
 
 import pytest
@@ -76,13 +76,6 @@ GEMINI_ONLY: Final = frozenset({"text_after_results", "placeholder_signature"})
 """The forms only this lane has (the other lanes' forms: ``test_repair``)."""
 
 VALID: Final = [ASK, STEP, _user(_result("a"), _result("b"))]
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    """A simulator of the test's own."""
-    with Simulator() as simulator:
-        yield simulator
 
 
 def _spans(otel: Otel) -> list[ReadableSpan]:

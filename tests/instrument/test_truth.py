@@ -12,7 +12,7 @@ import gc
 import math
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,12 +41,6 @@ LANES: Final[tuple[Lane, ...]] = ("anthropic.messages", "openai.chat_completions
 MODEL: Final = "model-a"
 ASK: Final = [{"role": "user", "content": "read it"}]
 CALL: Final = ScriptedCall(name="read", arguments={"path": "a/long/enough/path/to/split", "lines": [1, 2, 3]})
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
 
 
 def _stream(sim: Simulator, lane: Lane) -> Any:

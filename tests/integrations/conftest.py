@@ -15,17 +15,10 @@ from typing import Final
 import pytest
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor
-from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel, make_otel
 
 SETTLE_ROUNDS: Final = 500
 """Polls (10 ms apart) for LiteLLM's callback threads to end a streamed call's span; a bound, not a timing check."""
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with Simulator() as simulator:
-        yield simulator
 
 
 @pytest.fixture

@@ -14,13 +14,6 @@ from tests.simulator.sim_wire import gemini_client
 
 
 @pytest.fixture
-def sim() -> Iterator[Simulator]:
-    """A simulator of the test's own, stopped after it."""
-    with Simulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
 def a_client(sim: Simulator) -> Iterator[anthropic.Anthropic]:
     """The anthropic SDK client on ``sim``."""
     with anthropic.Anthropic(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
