@@ -128,7 +128,8 @@ def http_get(url: str, *, timeout: float = 5.0) -> tuple[int, bytes]:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
-        return error.code, error.read()
+        with error:  # the error holds the response and its socket: closed here, not left to the collector
+            return error.code, error.read()
 
 
 def wait_until(server: Server, what: str, probe: Callable[[], T | None], *, patience: float) -> T:

@@ -121,15 +121,16 @@ def test_every_route_forwards_valid_requests_and_exports_their_repairs(
     messages = build("anthropic.messages", ORPHAN)
     checks: list[tuple[str, object]] = []
 
-    client.chat.completions.create(model="gpt-sim", messages=chat)  # type: ignore[arg-type]
-    checks.append(("openai.chat_completions", sim.requests[-1]))
-    client.chat.completions.create(model="claude-sim", messages=chat, max_tokens=64)  # type: ignore[arg-type]
-    checks.append(("anthropic.messages", sim.requests[-1]))
-    native.messages.create(model="claude-sim", messages=messages, max_tokens=64)  # type: ignore[arg-type]
-    checks.append(("anthropic.messages", sim.requests[-1]))
-    with native.messages.stream(model="claude-sim", messages=messages, max_tokens=64) as stream:  # type: ignore[arg-type]
-        stream.get_final_message()
-    checks.append(("anthropic.messages", sim.requests[-1]))
+    with client, native:  # their connection pools closed with them, not left to the collector
+        client.chat.completions.create(model="gpt-sim", messages=chat)  # type: ignore[arg-type]
+        checks.append(("openai.chat_completions", sim.requests[-1]))
+        client.chat.completions.create(model="claude-sim", messages=chat, max_tokens=64)  # type: ignore[arg-type]
+        checks.append(("anthropic.messages", sim.requests[-1]))
+        native.messages.create(model="claude-sim", messages=messages, max_tokens=64)  # type: ignore[arg-type]
+        checks.append(("anthropic.messages", sim.requests[-1]))
+        with native.messages.stream(model="claude-sim", messages=messages, max_tokens=64) as stream:  # type: ignore[arg-type]
+            stream.get_final_message()
+        checks.append(("anthropic.messages", sim.requests[-1]))
 
     for lane, request in checks:
         assert request.status == 200, request.error  # type: ignore[attr-defined]
