@@ -1,8 +1,9 @@
 """The floor of any GenAI instrumentation: one inference span and two metric points per call, nothing else.
 
-``SpanOnly`` wraps ``chat.completions.create`` (OpenAI) and ``messages.create`` (Anthropic) with
-what every instrumentation of the GenAI conventions records on a call: a CLIENT span named
-``chat {model}`` with the request attributes, made current around the SDK call, the response's
+``SpanOnly`` wraps ``chat.completions.create`` (OpenAI), ``messages.create`` (Anthropic) and
+``models.generate_content`` (google-genai) with what every instrumentation of the GenAI conventions
+records on a call: a CLIENT span named ``chat {model}`` with the request attributes, made current
+around the SDK call, the response's
 model, id and token usage set on it, and one counter and one duration histogram point. It reads
 nothing of the request body and checks nothing. ``bench.overhead`` runs it as one more variant,
 so the cost of the OpenTelemetry SDK's own span and metric points on this machine stands next to
@@ -17,21 +18,42 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic.resources.messages
+import google.genai.models
 import openai.resources.chat.completions
 import wrapt
 from opentelemetry import metrics, trace
 
-_TARGETS: tuple[tuple[type[Any], str], ...] = (
-    (openai.resources.chat.completions.Completions, "openai"),
-    (anthropic.resources.messages.Messages, "anthropic"),
+_TARGETS: tuple[tuple[type[Any], str, str], ...] = (
+    (openai.resources.chat.completions.Completions, "create", "openai"),
+    (anthropic.resources.messages.Messages, "create", "anthropic"),
+    (google.genai.models.Models, "generate_content", "gcp.gemini"),
 )
+"""Each SDK's sync call method: its class, the method's name, and ``gen_ai.provider.name``."""
+
+
+def _response_attributes(result: object) -> dict[str, str | int]:
+    """The response model, id and token usage, as each SDK names them (google-genai: ``model_version``, ...)."""
+    usage = getattr(result, "usage", None)
+    if usage is not None:
+        model, response_id = getattr(result, "model", ""), getattr(result, "id", "")
+        prompt, completion = getattr(usage, "input_tokens", 0), getattr(usage, "output_tokens", 0)
+    else:
+        usage = getattr(result, "usage_metadata", None)
+        model, response_id = getattr(result, "model_version", ""), getattr(result, "response_id", "")
+        prompt, completion = getattr(usage, "prompt_token_count", 0), getattr(usage, "candidates_token_count", 0)
+    return {
+        "gen_ai.response.model": str(model or ""),
+        "gen_ai.response.id": str(response_id or ""),
+        "gen_ai.usage.input_tokens": int(prompt or 0),
+        "gen_ai.usage.output_tokens": int(completion or 0),
+    }
 
 
 class SpanOnly:
     """``instrument()`` / ``uninstrument()`` as a ``BaseInstrumentor`` has them, for the floor (see the module)."""
 
     def __init__(self) -> None:
-        self._originals: list[tuple[type[Any], Any]] = []
+        self._originals: list[tuple[type[Any], str, Any]] = []
 
     def instrument(
         self,
@@ -39,7 +61,7 @@ class SpanOnly:
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
-        """Wrap both SDKs' ``create`` (a no-op when already done); the global providers unless given."""
+        """Wrap each SDK's call method (a no-op when already done); the global providers unless given."""
         if self._originals:
             return
         tracer = trace.get_tracer("bench.floor", tracer_provider=tracer_provider)
@@ -48,7 +70,7 @@ class SpanOnly:
         duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="Duration of the call."
         )
-        for owner, provider in _TARGETS:
+        for owner, method, provider in _TARGETS:
 
             def wrapper(
                 wrapped: Callable[..., object],
@@ -66,24 +88,16 @@ class SpanOnly:
                     attributes={**labels, "gen_ai.request.model": str(model), "server.address": "h"},
                 ) as span:
                     result = wrapped(*args, **kwargs)
-                    usage = getattr(result, "usage", None)
-                    span.set_attributes(
-                        {
-                            "gen_ai.response.model": str(getattr(result, "model", "")),
-                            "gen_ai.response.id": str(getattr(result, "id", "")),
-                            "gen_ai.usage.input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
-                            "gen_ai.usage.output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
-                        }
-                    )
+                    span.set_attributes(_response_attributes(result))
                 requests.add(1, labels)
                 duration.record(time.perf_counter() - started, labels)
                 return result
 
-            self._originals.append((owner, owner.__dict__["create"]))
-            wrapt.wrap_function_wrapper(owner, "create", wrapper)
+            self._originals.append((owner, method, owner.__dict__[method]))
+            wrapt.wrap_function_wrapper(owner, method, wrapper)
 
     def uninstrument(self) -> None:
-        """Put both SDKs' own ``create`` back."""
-        for owner, original in self._originals:
-            setattr(owner, "create", original)  # noqa: B010 - the attribute is the patched method, named once
+        """Put each SDK's own call method back."""
+        for owner, method, original in self._originals:
+            setattr(owner, method, original)
         self._originals = []

@@ -23,6 +23,9 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``anthropic 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken`` / ``anthropic stream 5,000``: the same
   through ``messages.create`` (otel-toolturn only; the other two instrument OpenAI), on a client
   whose own tracing is off, so otel-toolturn starts its own inference span;
+- ``gemini 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken``: the same through google-genai's
+  ``models.generate_content`` (otel-toolturn and ``span only``), ``contents`` in the REST spelling
+  with signed calls;
 - ``anthropic session 350 msgs``: a realistic coding-agent session (``bench._session``: about 350
   messages and 0.63 MB, thinking on every assistant turn, parallel calls, results up to 10 KB),
   resent and growing by one round per call for 30 calls, then starting over;
@@ -62,6 +65,8 @@ from typing import Any, Final
 import anthropic
 import httpx2
 import openai
+from google import genai
+from google.genai import types as genai_types
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter, LogRecordExportResult
@@ -130,6 +135,22 @@ def anthropic_transcript(size: int, *, broken: bool = False) -> list[dict[str, A
     return out
 
 
+def gemini_transcript(size: int, *, broken: bool = False) -> list[dict[str, Any]]:
+    """A Gemini ``contents`` list of ``size`` contents with a tool round every three (REST spelling, signed calls).
+
+    ``broken``: every 50th round's response is missing (otel-toolturn adds a closing one).
+    """
+    out: list[dict[str, Any]] = []
+    turn = 0
+    while len(out) < size - 1:
+        out.extend(gemini_round(turn)[: 2 if broken and turn % 50 == 7 else 3])
+        turn += 1
+    out = out[:size]
+    if out[-1]["role"] == "model":
+        out[-1] = {"role": "user", "parts": [{"text": "Summarise."}]}
+    return out
+
+
 ROUNDS: Final = 100
 """How many rounds a growing conversation takes before it starts over (its first call is then cold)."""
 SESSION_ROUNDS: Final = 30
@@ -157,6 +178,17 @@ def anthropic_round(turn: int) -> list[dict[str, Any]]:
         {"role": "user", "content": f"And file {turn}?"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "read", "input": {"n": turn}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"more {turn} " * 4}]},
+    ]
+
+
+def gemini_round(turn: int) -> list[dict[str, Any]]:
+    """One Gemini round of a growing conversation: the user asks, the model calls a tool (signed), its response."""
+    call = {"name": "read", "args": {"n": turn}, "id": f"call_more_{turn}"}
+    response = {"name": "read", "id": f"call_more_{turn}", "response": {"output": f"more {turn} " * 4}}
+    return [
+        {"role": "user", "parts": [{"text": f"And file {turn}?"}]},
+        {"role": "model", "parts": [{"functionCall": call, "thoughtSignature": "c2lnbmF0dXJl"}]},
+        {"role": "user", "parts": [{"functionResponse": response}]},
     ]
 
 
@@ -201,8 +233,15 @@ class Cold:
     def next(self) -> list[dict[str, Any]]:
         """The transcript of the next call."""
         self._made += 1
-        first = self._base[0]
-        return [{**first, "content": f"{first['content']} (sending {self._made})"}, *map(_rebuilt, self._base[1:])]
+        return [_retitled(self._base[0], f" (sending {self._made})"), *map(_rebuilt, self._base[1:])]
+
+
+def _retitled(message: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """A copy of a user message (Gemini: content) whose text ends with ``suffix``."""
+    if "parts" in message:
+        first, *rest = message["parts"]
+        return {**message, "parts": [{**first, "text": f"{first['text']}{suffix}"}, *rest]}
+    return {**message, "content": f"{message['content']}{suffix}"}
 
 
 def _rebuilt(message: dict[str, Any]) -> dict[str, Any]:
@@ -219,6 +258,8 @@ def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation | Cold]:
     """
     if lane == "chat":
         base, broken, make = chat_transcript(MESSAGES, broken=False), chat_transcript(MESSAGES, broken=True), chat_round
+    elif lane == "gemini":
+        base, broken, make = gemini_transcript(MESSAGES), gemini_transcript(MESSAGES, broken=True), gemini_round
     else:
         base, broken, make = (
             anthropic_transcript(MESSAGES),
@@ -226,7 +267,7 @@ def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation | Cold]:
             anthropic_round,
         )
     for transcript in (base, broken):
-        transcript[0] = {**transcript[0], "content": f"{transcript[0]['content']}{tag}"}
+        transcript[0] = _retitled(transcript[0], tag)
     return {
         "": Conversation(base, [make(n) for n in range(ROUNDS)]),
         ", rebuilt": Conversation(base, [make(n) for n in range(ROUNDS)], rebuilt=True),
@@ -276,6 +317,19 @@ def anthropic_json() -> bytes:
             "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": 5, "output_tokens": 7},
+        }
+    ).encode()
+
+
+def gemini_json() -> bytes:
+    return json.dumps(
+        {
+            "candidates": [
+                {"index": 0, "content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12},
+            "modelVersion": MODEL,
+            "responseId": "resp-1",
         }
     ).encode()
 
@@ -418,6 +472,15 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
         traced.next,
         lambda messages: ant_traced.messages.create(model=MODEL, max_tokens=8, messages=messages),
     )
+    gemini_http = client(gemini_json(), "json")
+    gem: Any = genai.Client(
+        api_key="k", http_options=genai_types.HttpOptions(base_url="http://bench.invalid", httpx_client=gemini_http)
+    )
+    for suffix, source in transcripts("gemini").items():
+        calls[f"gemini 2,000 msgs{suffix}"] = (
+            source.next,
+            lambda contents: gem.models.generate_content(model=MODEL, contents=contents),
+        )
     first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (
         nothing,

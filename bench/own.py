@@ -5,8 +5,9 @@ The side-by-side ratios of ``bench.overhead`` carry the machine's noise, and on 
 otel-toolturn adds. This reading has far less: in one process, instrumented once, each call of
 ``bench.overhead`` runs as it does there (same transcripts, same clients), and the time spent
 inside otel-toolturn's own sections is summed per call: the request hook (the law, the memo, the
-receipt, the span's start and the request's record), the response's check or the stream's
-start, each streamed event's observer, and the record's end. A section run inside another is
+receipt, the span's start and the request's record), the record made where the SDK sends (the
+prefix digests), the response's check or the stream's start, each streamed event's observer, and
+the record's end. A section run inside another is
 counted once, in the outer one. Each section's timing costs a pair of clock reads; their cost,
 measured alone, is taken off.
 
@@ -31,6 +32,7 @@ from typing import Final, ParamSpec, TypeVar
 
 from bench import overhead
 from otel_toolturn.instrument import ToolTurnInstrumentor, _patches
+from otel_toolturn.instrument._pending import PendingCall
 from otel_toolturn.instrument._record import CallRecord
 
 P = ParamSpec("P")
@@ -91,15 +93,22 @@ def pair_cost(samples: int = 20_000) -> float:
 @contextmanager
 def sections(ledger: Ledger) -> Iterator[None]:
     """otel-toolturn's own sections counted into ``ledger`` while inside (see the module docstring)."""
-    saved = (_patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish)
+    saved = (_patches._begin, _patches._watched, PendingCall.sent, CallRecord.feed, CallRecord.finish)
     _patches._begin = ledger.timed(_patches._begin)
     _patches._watched = ledger.timed(_patches._watched)
+    PendingCall.sent = ledger.timed(PendingCall.sent)  # type: ignore[method-assign]
     CallRecord.feed = ledger.timed(CallRecord.feed)  # type: ignore[method-assign]
     CallRecord.finish = ledger.timed(CallRecord.finish)  # type: ignore[method-assign]
     try:
         yield
     finally:
-        _patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish = saved  # type: ignore[method-assign]
+        (
+            _patches._begin,
+            _patches._watched,
+            PendingCall.sent,  # type: ignore[method-assign]
+            CallRecord.feed,  # type: ignore[method-assign]
+            CallRecord.finish,  # type: ignore[method-assign]
+        ) = saved
 
 
 def measure(*, only: Sequence[str] = (), calls: int = 40, warm: int = 5) -> dict[str, dict[str, float]]:

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import anthropic
+import google.genai.models
 import httpx2
 import pytest
+from google import genai
+from google.genai import types as genai_types
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -44,7 +47,7 @@ def _objects(transcript: list[dict[str, Any]]) -> set[int]:
     return ids
 
 
-@pytest.mark.parametrize("lane", ["chat", "anthropic"])
+@pytest.mark.parametrize("lane", ["chat", "anthropic", "gemini"])
 def test_the_growing_conversation_resends_its_objects_one_round_longer(lane: str) -> None:
     """``Conversation``: each call is the previous transcript's very objects plus one round of three messages."""
     conversation = overhead.transcripts(lane)[""]
@@ -53,7 +56,7 @@ def test_the_growing_conversation_resends_its_objects_one_round_longer(lane: str
     assert all(a is b for a, b in zip(first, second, strict=False))
 
 
-@pytest.mark.parametrize("lane", ["chat", "anthropic"])
+@pytest.mark.parametrize("lane", ["chat", "anthropic", "gemini"])
 def test_the_rebuilt_conversation_sends_equal_values_as_new_objects(lane: str) -> None:
     """``, rebuilt``: the growing conversation's values, and not one of its objects, on every call."""
     plain, rebuilt = overhead.transcripts(lane)[""], overhead.transcripts(lane)[", rebuilt"]
@@ -63,7 +66,7 @@ def test_the_rebuilt_conversation_sends_equal_values_as_new_objects(lane: str) -
         assert _objects(fresh).isdisjoint(_objects(same))
 
 
-@pytest.mark.parametrize("lane", ["chat", "anthropic"])
+@pytest.mark.parametrize("lane", ["chat", "anthropic", "gemini"])
 def test_the_cold_transcripts_are_never_remembered(lane: str) -> None:
     """``, cold``: no two calls' transcripts are equal or share a message object, so no digest is reused."""
     cold = overhead.transcripts(lane)[", cold"]
@@ -125,6 +128,48 @@ def test_the_floor_variant_records_one_span_and_two_points_and_uninstrument_rest
     recorded = sorted(m.name for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics)
     assert recorded == ["bench.floor.requests", "gen_ai.client.operation.duration"]
     assert anthropic.resources.messages.Messages.__dict__["create"] is original
+
+
+def test_the_floor_variant_records_the_gemini_response_on_its_span() -> None:
+    """``span only`` on google-genai: one span with the response's model, id and usage, then the SDK as it was."""
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    original = google.genai.models.Models.__dict__["generate_content"]
+    http = httpx2.Client(
+        transport=httpx2.MockTransport(lambda _r: httpx2.Response(200, content=overhead.gemini_json()))
+    )
+    client = genai.Client(
+        api_key="k",
+        http_options=genai_types.HttpOptions(base_url="http://bench.invalid", httpx_client=http),
+    )
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        reply = client.models.generate_content(model=overhead.MODEL, contents=overhead.gemini_transcript(4))
+    finally:
+        floor.uninstrument()
+    assert isinstance(reply, genai_types.GenerateContentResponse)
+    (span,) = spans.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.provider.name"] == "gcp.gemini"
+    recorded = {k: span.attributes[k] for k in ("gen_ai.response.model", "gen_ai.response.id")}
+    assert recorded == {"gen_ai.response.model": overhead.MODEL, "gen_ai.response.id": "resp-1"}
+    assert (span.attributes["gen_ai.usage.input_tokens"], span.attributes["gen_ai.usage.output_tokens"]) == (5, 7)
+    assert google.genai.models.Models.__dict__["generate_content"] is original
+
+
+def test_the_gemini_bench_transcripts_are_valid_or_broken_as_named() -> None:
+    """``gemini 2,000 msgs``: 2,000 contents the lane accepts as they are; ``, broken``: each repaired, lossless."""
+    clean, broken = (
+        overhead.gemini_transcript(overhead.MESSAGES),
+        overhead.gemini_transcript(overhead.MESSAGES, broken=True),
+    )
+    assert len(clean) == overhead.MESSAGES
+    view = ensure_tool_turn_invariants(clean, lane="gemini.generate_content")
+    assert (view.messages is clean, view.repairs) == (True, ())
+    repairs = ensure_tool_turn_invariants(broken, lane="gemini.generate_content").repairs
+    assert {r.form for r in repairs} == {"missing_result"}
 
 
 def test_the_median_interval_holds_the_median_and_narrows_with_more_values() -> None:
@@ -204,9 +249,10 @@ def test_the_own_time_ledger_counts_a_nested_section_once_and_takes_off_the_cloc
 def test_the_own_time_sections_count_a_real_call_and_put_everything_back() -> None:
     """``bench.own.sections``: an instrumented SDK call counts otel-toolturn's sections; leaving restores each one."""
     from otel_toolturn.instrument import ToolTurnInstrumentor, _patches  # noqa: PLC0415
+    from otel_toolturn.instrument._pending import PendingCall  # noqa: PLC0415
     from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
 
-    before = (_patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish)
+    before = (_patches._begin, _patches._watched, PendingCall.sent, CallRecord.feed, CallRecord.finish)
     client = anthropic.Anthropic(
         api_key="k",
         max_retries=0,
@@ -225,9 +271,9 @@ def test_the_own_time_sections_count_a_real_call_and_put_everything_back() -> No
     finally:
         instrumentor.uninstrument()
     assert isinstance(reply, anthropic.types.Message)
-    assert ledger.sections == 2  # the request hook, then the response's check and the record's end
+    assert ledger.sections == 3  # the request hook, the record at the send, the response's check and the record's end
     assert ledger.own_ns > 0
-    assert (_patches._begin, _patches._watched, CallRecord.feed, CallRecord.finish) == before
+    assert (_patches._begin, _patches._watched, PendingCall.sent, CallRecord.feed, CallRecord.finish) == before
 
 
 def test_the_own_time_bench_runs_a_real_call_end_to_end() -> None:

@@ -417,6 +417,10 @@ class CallRecord:
                 attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
             if usage.output_tokens is not None:
                 attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+            if usage.cache_read_input_tokens is not None:
+                attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
+            if usage.cache_creation_input_tokens is not None:
+                attributes[names.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_creation_input_tokens
             if report.response_model is not None:
                 attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
         if report.torn:

@@ -12,14 +12,26 @@ from otel_toolturn._view import field
 from otel_toolturn.lanes._common import describe
 from otel_toolturn.lanes._gemini_parts import call_of, id_of, name_of, response_of, signed
 
-_Choice = tuple[int, str, str | None, str | None]
-"""A call as the matcher knows it: (its run's number, its key, its name, its id)."""
+
+class _Choice:
+    """A call as the matcher knows it: its key, name and id, and whether a response answered it.
+
+    Compared by identity: two runs' calls with the same key are two calls.
+    """
+
+    __slots__ = ("answered", "call_id", "key", "name")
+
+    def __init__(self, key: str, name: str | None, call_id: str | None) -> None:
+        self.key = key
+        self.name = name
+        self.call_id = call_id
+        self.answered = False
 
 
 class Matcher:
     """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
 
-    __slots__ = ("answered", "by_id", "by_name", "runs")
+    __slots__ = ("by_id", "by_name")
 
     def __init__(self) -> None:
         self.by_id: dict[str, list[_Choice]] = {}
@@ -27,17 +39,12 @@ class Matcher:
         self.by_name: dict[str, list[_Choice]] = {}
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
         first. A call whose key a later run uses again is no longer reachable by name."""
-        self.answered: set[_Choice] = set()
-        """The calls a response has answered."""
-        self.runs = 0
 
     def turn(self, position: int, calls: Sequence[object]) -> list[str]:
         """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses.
 
         A repeat the law leaves out uses no name: a response naming it answers nothing of it.
         """
-        self.runs += 1
-        run = self.runs
         keys: list[str] = []
         by_id: dict[str, list[_Choice]] = {}
         unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
@@ -48,20 +55,19 @@ class Matcher:
             if call_id is not None:
                 of_id = by_id.setdefault(call_id, [])
                 key = call_id  # a repeat under the same key is left out by the law (duplicate_call) ...
-                if not of_id:
-                    of_id.append((run, key, name, call_id))
-                elif signed(part):  # ... unless it is signed: then it is its own call, never dropped
-                    key = f"{call_id}#{len(of_id) + 1}"
-                    of_id.append((run, key, name, call_id))
-                else:
+                if of_id and not signed(part):
                     keys.append(key)
                     continue
+                if of_id:  # ... unless it is signed: then it is its own call, never dropped
+                    key = f"{call_id}#{len(of_id) + 1}"
+                choice = _Choice(key, name, call_id)
+                of_id.append(choice)
                 if name is not None:
-                    named.setdefault(name, []).append((run, key, name, call_id))
+                    named.setdefault(name, []).append(choice)
             elif name is not None:
                 of_name = unnamed.setdefault(name, [])
                 key = f"{name}#{len(of_name) + 1}"
-                of_name.append((run, key, name, None))
+                of_name.append(_Choice(key, name, None))
             else:
                 raise ToolTurnInputError(
                     f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
@@ -73,7 +79,7 @@ class Matcher:
         used = set(keys)
         for name in [name for name in self.by_name if name not in unnamed and name not in named]:
             older = self.by_name[name]
-            kept = [choice for choice in older if choice[1] not in used]  # the law reads those keys as this run's
+            kept = [choice for choice in older if choice.key not in used]  # the law reads those keys as this run's
             if not kept:
                 del self.by_name[name]
             elif len(kept) < len(older):
@@ -97,11 +103,12 @@ class Matcher:
             if choices is None or len(choices) != 1:
                 return None
             choice = choices[0]
-            if choice[2] != name_of(data) or choice in self.answered or choice in chosen:
+            if choice.name != name_of(data) or choice.answered or choice in chosen:
                 return None
             chosen.append(choice)
-        self.answered.update(chosen)
-        return [choice[1] for choice in chosen]
+        for choice in chosen:
+            choice.answered = True
+        return [choice.key for choice in chosen]
 
     def responses(self, parts: Sequence[object]) -> list[str | None]:
         """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
@@ -123,30 +130,30 @@ class Matcher:
         ranks: list[int] = []
         datas = [response_of(part) for part in parts]
         ids = [id_of(data) for data in datas]
-        by_id, by_name, answered = self.by_id, self.by_name, self.answered
+        by_id, by_name = self.by_id, self.by_name
         claimed = {i for i in ids if i is not None and i in by_id}
         for number, data in enumerate(datas):
             name, response_id = name_of(data), ids[number]
             if response_id is not None and response_id in by_id:
                 choices = by_id[response_id]
-                free = [c for c in choices if c not in answered]
-                best = [c for c in free if c[2] == name]
-                rest = [c for c in free if c[2] != name] if len(best) < len(free) else []
+                free = [c for c in choices if not c.answered]
+                best = [c for c in free if c.name == name]
+                rest = [c for c in free if c.name != name] if len(best) < len(free) else []
                 rank = 0 if best else 2
             elif name is not None and name in by_name:
                 choices, rank = by_name[name], 1
-                free = [c for c in choices if c not in answered]
-                best = [c for c in free if c[3] not in claimed] if claimed else free
-                rest = [c for c in free if c[3] in claimed] if len(best) < len(free) else []
+                free = [c for c in choices if not c.answered]
+                best = [c for c in free if c.call_id not in claimed] if claimed else free
+                rest = [c for c in free if c.call_id in claimed] if len(best) < len(free) else []
             else:
                 keys[number] = response_id if response_id is not None or name is None else f"{name}#1"
                 choices, best, rest, rank = [], [], [], 3
             if len(parts) == 1:  # one response: its best free call, else a second result for the last
                 chosen = best[0] if best else rest[0] if rest else None
                 if chosen is not None:
-                    answered.add(chosen)
-                    return [chosen[1]]
-                return [choices[-1][1]] if choices else keys
+                    chosen.answered = True
+                    return [chosen.key]
+                return [choices[-1].key] if choices else keys
             wanted.append(best + rest)
             everything.append(choices)
             ranks.append(rank)
@@ -162,10 +169,10 @@ class Matcher:
                 _make_room(number, wanted, holder, held)
         for number, choices in enumerate(everything):
             if number in held:
-                self.answered.add(held[number])
-                keys[number] = held[number][1]
+                held[number].answered = True
+                keys[number] = held[number].key
             elif choices:
-                keys[number] = choices[-1][1]
+                keys[number] = choices[-1].key
         return keys
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, UNDECODABLE, Getter, decode_frame, field, int_or_none
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, UNDECODABLE, Getter, decode_frame
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._model_check import ReportedModel
 from otel_toolturn.streams._repetition import RepetitionPoll
@@ -27,15 +27,14 @@ class ObserverBase:
     __slots__ = (
         "_bad",
         "_events",
-        "_input_tokens",
         "_ledger",
         "_max_output_tokens",
         "_model",
-        "_output_tokens",
         "_poll",
         "_requested",
         "_response_id",
         "_unread",
+        "_usage",
     )
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None) -> None:
@@ -45,8 +44,7 @@ class ObserverBase:
         self._poll = RepetitionPoll()
         self._model = ReportedModel()
         self._response_id: str | None = None
-        self._input_tokens: int | None = None
-        self._output_tokens: int | None = None
+        self._usage = Usage()
         self._events = 0
         self._bad = 0
         self._unread = 0
@@ -81,16 +79,9 @@ class ObserverBase:
             return None
         return decoded
 
-    def _read_usage(self, usage: object, *, input_key: str, output_key: str) -> None:
-        """Take the provider's token counts from a usage record; a count it does not state is kept."""
-        if usage is None:
-            return
-        input_tokens = int_or_none(field(usage, input_key))
-        if input_tokens is not None:
-            self._input_tokens = input_tokens
-        output_tokens = int_or_none(field(usage, output_key))
-        if output_tokens is not None:
-            self._output_tokens = output_tokens
+    def _take_usage(self, usage: Usage) -> None:
+        """Take the counts a usage record states (the lane's ``usage_of``); a count it does not state is kept."""
+        self._usage = self._usage.updated(usage)
 
     def _report(
         self,
@@ -113,10 +104,10 @@ class ObserverBase:
             requested_model=self._requested,
             model=self._model,
             cap=OutputCapFacts(
-                cap_stop=cap_stop, output_tokens=self._output_tokens, cap_tokens=self._max_output_tokens
+                cap_stop=cap_stop, output_tokens=self._usage.output_tokens, cap_tokens=self._max_output_tokens
             ),
             repetition=self._poll.report(),
-            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            usage=self._usage,
             bad_frames=self._bad,
             frames_unread=self._unread,
             events=self._events,

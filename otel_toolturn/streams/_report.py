@@ -87,10 +87,31 @@ class RepetitionReport:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
-    """Token usage as the provider reported it (``None`` where it said nothing)."""
+    """Token usage as the provider reported it (``None`` where it said nothing).
+
+    ``input_tokens`` counts every input token, those served from or written to the provider's prompt
+    cache among them (Anthropic states those apart from its ``input_tokens``; they are added).
+    ``cache_read_input_tokens``: the input tokens served from the prompt cache;
+    ``cache_creation_input_tokens``: those written to it (Anthropic states it).
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+    def updated(self, later: Usage) -> Usage:
+        """These counts, each one ``later`` states in its place (a stream's later usage record)."""
+        return Usage(
+            input_tokens=_later(self.input_tokens, later.input_tokens),
+            output_tokens=_later(self.output_tokens, later.output_tokens),
+            cache_read_input_tokens=_later(self.cache_read_input_tokens, later.cache_read_input_tokens),
+            cache_creation_input_tokens=_later(self.cache_creation_input_tokens, later.cache_creation_input_tokens),
+        )
+
+
+def _later(earlier: int | None, later: int | None) -> int | None:
+    return earlier if later is None else later
 
 
 InputTransformationType = Literal["thinking_dropped", "other"]

@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from otel_toolturn.streams import gemini
-from otel_toolturn.streams._frame import field, int_or_none
+from otel_toolturn.streams._frame import field
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._model_check import ReportedModel, note_response_model
 from otel_toolturn.streams._provider_word import provider_word
@@ -37,10 +37,13 @@ from otel_toolturn.streams._tool_calls import NOT_AN_OBJECT, CallSlot
 from otel_toolturn.streams._truncation_cause import OutputCapFacts
 from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
 from otel_toolturn.streams.anthropic_messages import input_transformations_of
+from otel_toolturn.streams.anthropic_messages import usage_of as anthropic_usage_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
+from otel_toolturn.streams.openai_chat import usage_of as chat_usage_of
 from otel_toolturn.streams.openai_responses import CAP_STOP as RESPONSES_CAP_STOP
 from otel_toolturn.streams.openai_responses import finish_word
+from otel_toolturn.streams.openai_responses import usage_of as responses_usage_of
 
 
 def _list(value: object) -> list[object]:
@@ -121,16 +124,12 @@ def check_anthropic_message(
         _set_arguments(slot, field(block, "input"))
         slot.closed = not (cap_stop and position == len(content) - 1)
         slots.append(slot)
-    usage = field(response, "usage")
     report = _report(
         slots=slots,
         reasons=reasons,
         requested_model=requested_model,
         cap_stop=cap_stop,
-        usage=Usage(
-            input_tokens=int_or_none(field(usage, "input_tokens")),
-            output_tokens=int_or_none(field(usage, "output_tokens")),
-        ),
+        usage=anthropic_usage_of(field(response, "usage")),
         max_output_tokens=max_output_tokens,
         text="".join(texts),
         response_id=field(response, "id"),
@@ -167,16 +166,12 @@ def check_chat_completion(
             _set_arguments(slot, field(function, "arguments"))
             slot.closed = reason in TURN_FINISHED
             slots.append(slot)
-    usage = field(response, "usage")
     return _report(
         slots=slots,
         reasons=tuple(reasons),
         requested_model=requested_model,
         cap_stop=CHAT_CAP_STOP in reasons,
-        usage=Usage(
-            input_tokens=int_or_none(field(usage, "prompt_tokens")),
-            output_tokens=int_or_none(field(usage, "completion_tokens")),
-        ),
+        usage=chat_usage_of(field(response, "usage")),
         max_output_tokens=max_output_tokens,
         text=text,
         response_id=field(response, "id"),
@@ -206,16 +201,12 @@ def check_responses_response(
         status = field(item, "status")
         slot.closed = status is None or status == "completed"
         slots.append(slot)
-    usage = field(response, "usage")
     return _report(
         slots=slots,
         reasons=(word,) if field(response, "status") is not None else (),
         requested_model=requested_model,
         cap_stop=word == RESPONSES_CAP_STOP,
-        usage=Usage(
-            input_tokens=int_or_none(field(usage, "input_tokens")),
-            output_tokens=int_or_none(field(usage, "output_tokens")),
-        ),
+        usage=responses_usage_of(field(response, "usage")),
         max_output_tokens=max_output_tokens,
         text="".join(texts),
         response_id=field(response, "id"),

@@ -31,7 +31,7 @@ from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
-from otel_toolturn.streams._report import InputTransformation, StreamReport
+from otel_toolturn.streams._report import InputTransformation, StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
 
 CAP_STOP: Final = "max_tokens"
@@ -44,6 +44,23 @@ def _closed(slot: CallSlot) -> bool:
 
 def _text(value: object) -> str:
     return value if type(value) is str else ""
+
+
+def usage_of(usage: object) -> Usage:
+    """The token counts of one Anthropic ``usage`` record (a ``Message``'s, ``message_start``'s or ``message_delta``'s).
+
+    Input tokens are ``input_tokens`` plus ``cache_read_input_tokens`` and ``cache_creation_input_tokens``
+    (Anthropic counts the cached part apart; the GenAI conventions count every input token).
+    """
+    uncached = int_or_none(field(usage, "input_tokens"))
+    read = int_or_none(field(usage, "cache_read_input_tokens"))
+    created = int_or_none(field(usage, "cache_creation_input_tokens"))
+    return Usage(
+        input_tokens=None if uncached is None else uncached + (read or 0) + (created or 0),
+        output_tokens=int_or_none(field(usage, "output_tokens")),
+        cache_read_input_tokens=read,
+        cache_creation_input_tokens=created,
+    )
 
 
 def input_transformations_of(carrier: object) -> tuple[InputTransformation, ...]:
@@ -174,10 +191,7 @@ class AnthropicMessagesObserver(ObserverBase):
         if type(response_id) is str:
             self._response_id = response_id
         self._model = note_response_model(self._model, field(message, "model"), self._requested)
-        usage = field(message, "usage")
-        if usage is not None:
-            self._input_tokens = int_or_none(field(usage, "input_tokens"))
-            self._output_tokens = int_or_none(field(usage, "output_tokens"))
+        self._take_usage(usage_of(field(message, "usage")))
         self._note_transformations(message)
 
     def _note_transformations(self, carrier: object) -> None:
@@ -190,7 +204,7 @@ class AnthropicMessagesObserver(ObserverBase):
         if stop is not None and self._ledger.decide("finish", stop):
             self._ended = True
             self._stop = provider_word(stop)
-        self._read_usage(field(event, "usage"), input_key="input_tokens", output_key="output_tokens")
+        self._take_usage(usage_of(field(event, "usage")))
         self._note_transformations(event)
 
     def finish(self) -> StreamReport:

@@ -12,8 +12,9 @@ each candidate's ``finishReason``. What it reads:
   repetition poll); a part's ``thoughtSignature`` is never read — and ``finishReason``;
 - ``modelVersion`` (judged against the requested model with its resource path, ``models/`` or
   ``publishers/google/models/``, removed: ``note_response_model``), ``responseId``, and
-  ``usageMetadata``: input tokens are ``promptTokenCount`` (cached tokens included), output
-  tokens ``candidatesTokenCount`` plus ``thoughtsTokenCount`` (the output cap counts both);
+  ``usageMetadata``: input tokens are ``promptTokenCount`` (cached tokens included, and stated as
+  ``cachedContentTokenCount``), output tokens ``candidatesTokenCount`` plus ``thoughtsTokenCount``
+  (the output cap counts both);
 - ``promptFeedback.blockReason`` of a chunk without candidates: the provider refused the prompt,
   an ending whose reason is reported as the finish reason (read as a word only: the block
   reasons are numbered differently); an in-band ``error`` object: an ending.
@@ -132,7 +133,8 @@ def usage_of(metadata: object) -> Usage:
     candidates = int_or_none(read(metadata, "candidatesTokenCount", "candidates_token_count"))
     thoughts = int_or_none(read(metadata, "thoughtsTokenCount", "thoughts_token_count"))
     output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
-    return Usage(input_tokens=prompt, output_tokens=output)
+    cached = int_or_none(read(metadata, "cachedContentTokenCount", "cached_content_token_count"))
+    return Usage(input_tokens=prompt, output_tokens=output, cache_read_input_tokens=cached)
 
 
 def _list(value: object) -> list[object]:
@@ -253,11 +255,7 @@ class GeminiObserver(ObserverBase):
                 self._response_id = response_id
         metadata = read(chunk, "usageMetadata", "usage_metadata")
         if metadata is not None:
-            usage = usage_of(metadata)
-            if usage.input_tokens is not None:
-                self._input_tokens = usage.input_tokens
-            if usage.output_tokens is not None:
-                self._output_tokens = usage.output_tokens
+            self._take_usage(usage_of(metadata))
 
     def _candidate(self, candidate: object, position: int) -> None:
         index = read(candidate, "index", "index")

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, Getter, field
+from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, Getter, field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
-from otel_toolturn.streams._report import StreamReport
+from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
 
 TURN_FINISHED: Final = frozenset({"stop", "tool_calls", "function_call"})
@@ -91,7 +91,7 @@ class OpenAIChatObserver(ObserverBase):
                     self._choice(get, choice)
             usage = get(event, "usage", None)
             if usage is not None:
-                self._read_usage(usage, input_key="prompt_tokens", output_key="completion_tokens")
+                self._take_usage(usage_of(usage))
         except _READ_ERRORS:
             self._unread += 1
 
@@ -169,3 +169,15 @@ class OpenAIChatObserver(ObserverBase):
             cap_stop=CAP_STOP in reasons,
             torn=torn,
         )
+
+
+def usage_of(usage: object) -> Usage:
+    """The token counts of one Chat ``usage`` record.
+
+    ``prompt_tokens`` (cached ones included), ``completion_tokens`` and ``prompt_tokens_details.cached_tokens``.
+    """
+    return Usage(
+        input_tokens=int_or_none(field(usage, "prompt_tokens")),
+        output_tokens=int_or_none(field(usage, "completion_tokens")),
+        cache_read_input_tokens=int_or_none(field(field(usage, "prompt_tokens_details"), "cached_tokens")),
+    )

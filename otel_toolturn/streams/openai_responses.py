@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._frame import field
+from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
-from otel_toolturn.streams._report import StreamReport
+from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
 
 ENDINGS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -170,7 +170,7 @@ class OpenAIResponsesObserver(ObserverBase):
             self._ended = True
             self._finish = finish_word(response)
             self._response(response)
-        self._read_usage(field(response, "usage"), input_key="input_tokens", output_key="output_tokens")
+        self._take_usage(usage_of(field(response, "usage")))
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
@@ -181,3 +181,15 @@ class OpenAIResponsesObserver(ObserverBase):
             cap_stop=self._finish == CAP_STOP,
             torn=self._ledger.decided is None,
         )
+
+
+def usage_of(usage: object) -> Usage:
+    """The token counts of one Responses ``usage`` record.
+
+    ``input_tokens`` (cached ones included), ``output_tokens`` and ``input_tokens_details.cached_tokens``.
+    """
+    return Usage(
+        input_tokens=int_or_none(field(usage, "input_tokens")),
+        output_tokens=int_or_none(field(usage, "output_tokens")),
+        cache_read_input_tokens=int_or_none(field(field(usage, "input_tokens_details"), "cached_tokens")),
+    )

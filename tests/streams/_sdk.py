@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.streams import StreamReport, observer_for
+from otel_toolturn.streams import StreamReport, Usage, observer_for
 
 KEY: Final = "test-key"
 SDK_MODEL: Final = "test-model"
@@ -184,13 +184,36 @@ def sdk_finish(final: object) -> tuple[str, ...]:
     raise TypeError(f"not an SDK final result: {type(final)!r}")
 
 
-def sdk_usage(final: object) -> tuple[int | None, int | None]:
-    """The SDK's own final result's ``(input, output)`` token counts."""
+def sdk_usage(final: object) -> Usage:
+    """The SDK's own final result's token counts, as the GenAI conventions count them.
+
+    Anthropic's input is its ``input_tokens`` plus the cache's read and written tokens, which it states apart.
+    """
     if isinstance(final, Message):
-        return getattr(final.usage, "input_tokens", None), getattr(final.usage, "output_tokens", None)
-    if isinstance(final, ChatCompletion):
         usage = final.usage
-        return (usage.prompt_tokens, usage.completion_tokens) if usage else (None, None)
+        read, created = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+        return Usage(
+            input_tokens=usage.input_tokens + (read or 0) + (created or 0),
+            output_tokens=usage.output_tokens,
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=created,
+        )
+    if isinstance(final, ChatCompletion):
+        if final.usage is None:
+            return Usage()
+        details = final.usage.prompt_tokens_details
+        return Usage(
+            input_tokens=final.usage.prompt_tokens,
+            output_tokens=final.usage.completion_tokens,
+            cache_read_input_tokens=details.cached_tokens if details is not None else None,
+        )
     if isinstance(final, Response):
-        return (final.usage.input_tokens, final.usage.output_tokens) if final.usage else (None, None)
+        if final.usage is None:
+            return Usage()
+        input_details = final.usage.input_tokens_details
+        return Usage(
+            input_tokens=final.usage.input_tokens,
+            output_tokens=final.usage.output_tokens,
+            cache_read_input_tokens=input_details.cached_tokens if input_details is not None else None,
+        )
     raise TypeError(f"not an SDK final result: {type(final)!r}")
