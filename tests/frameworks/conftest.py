@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Iterator
 from typing import Protocol
 
 import pytest
 
 import otel_toolturn
-from tests.instrument.conftest import Otel, make_otel
+from tests.instrument.conftest import Otel, each_span_ended_once, make_otel
 
 pytest.register_assert_rewrite("tests.frameworks.traffic")
 
@@ -24,10 +23,9 @@ def otel(caplog: pytest.LogCaptureFixture) -> Iterator[Otel]:
         meter_provider=providers.meter_provider,
         logger_provider=providers.logger_provider,
     )
-    with caplog.at_level(logging.WARNING, logger="opentelemetry.sdk.trace"):
+    with each_span_ended_once(caplog):
         yield providers
-    otel_toolturn.shutdown()
-    assert not [r for r in caplog.records if "ended span" in r.getMessage()]
+        otel_toolturn.shutdown()
 
 
 class AsyncClient(Protocol):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,12 +107,18 @@ def instrument(otel: Otel, caplog: pytest.LogCaptureFixture) -> Iterator[Instrum
         )
         return otel
 
-    with caplog.at_level(logging.WARNING, logger="opentelemetry.sdk.trace"):
+    with each_span_ended_once(caplog):
         yield go
-    if instrumentor.is_instrumented_by_opentelemetry:
-        instrumentor.uninstrument()
-    ended_twice = [r for r in caplog.records if "ended span" in r.getMessage()]
-    assert not ended_twice
+        if instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.uninstrument()
+
+
+@contextmanager
+def each_span_ended_once(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Capture the OpenTelemetry SDK's warnings while inside; on leaving, none may say a span was ended twice."""
+    with caplog.at_level(logging.WARNING, logger="opentelemetry.sdk.trace"):
+        yield
+    assert not [r for r in caplog.records if "ended span" in r.getMessage()]
 
 
 def shared_dir() -> Path:

@@ -7,7 +7,6 @@ LiteLLM ends a streamed call from its own callback threads, after the caller has
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Iterator
 from typing import Final
@@ -15,7 +14,7 @@ from typing import Final
 import pytest
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor
-from tests.instrument.conftest import Otel, make_otel
+from tests.instrument.conftest import Otel, each_span_ended_once, make_otel
 
 SETTLE_ROUNDS: Final = 500
 """Polls (10 ms apart) for LiteLLM's callback threads to end a streamed call's span; a bound, not a timing check."""
@@ -32,10 +31,9 @@ def instrumented(caplog: pytest.LogCaptureFixture) -> Iterator[Otel]:
         meter_provider=otel.meter_provider,
         logger_provider=otel.logger_provider,
     )
-    with caplog.at_level(logging.WARNING, logger="opentelemetry.sdk.trace"):
+    with each_span_ended_once(caplog):
         yield otel
-    instrumentor.uninstrument()
-    assert not [r for r in caplog.records if "ended span" in r.getMessage()]
+        instrumentor.uninstrument()
 
 
 def settle(otel: Otel, count: int) -> None:
