@@ -9,8 +9,8 @@ before it: Anthropic checks every returned thinking block against the exact pref
 from (a changed earlier message is a 400, or the thinking is dropped), and every provider's prompt
 cache is a prefix cache. So the view of a message depends only on the transcript up to the next
 assistant message after it: once the model has answered, what it answered from is never rewritten.
-The *window* of a turn is what stands after it up to the next assistant message (Responses: after
-its call's first output, see below).
+The *window* of a turn is what stands after it up to the next assistant message (Responses: the next
+item the model produced).
 
 For every assistant message (Responses: every run of call items) that carries tool calls:
 
@@ -43,11 +43,19 @@ For every assistant message (Responses: every run of call items) that carries to
       answered. Gemini also needs a turn's results in ONE content: a result that opens a later
       content than the results right before it is not in place, and is moved up (``late_result``).
 
-Responses accepts an output anywhere after its call, so there nothing moves: a call's first output
-stands where it was recorded, a second one recorded before the next assistant item is folded into
-it (a void close left out), one recorded after that is delivered in place as a user message as in
-(iii), and a call with no output at all is closed at the end of the input — past the last
-assistant item, the only place a close can stand that a later real output never has to take back.
+Responses accepts an output anywhere after its call, so there nothing moves: a run's window is what
+stands after it up to the next item the model produced, as in the other lanes; a call's first output
+in the window stands where it was recorded, a second one there is folded into it (a void close left
+out), one recorded after the window is delivered in place as a user message as in (iii), and a call
+with no output in its window is closed right after the outputs that directly follow its run — where
+the model first saw the close, and where it stays on every later request.
+
+What a run or a call step is, is the lane's reading, and it reads the list alone: consecutive call
+items (Responses) or model contents holding calls (Gemini) are one turn, unless the later one repeats
+a call id the turn already used, or (Gemini) opens with a signed call — the signs of a later answer.
+A later answer of calls only, with nothing between it and an unanswered turn, is read as part of
+that turn: the close the model saw is then taken back. That one case needs a memory of what was sent,
+which the law does not keep (see the README's Limitations).
 
 Why the other forms need no window: ``duplicate_call`` and ``trailing_text`` read the assistant
 message alone; ``orphan_result`` and attribution read only what stands before a result;
@@ -238,10 +246,9 @@ class _Restoration:
         for form, item_id in [*view.refused.values(), *view.marks.values()]:
             self.refused.setdefault(form, []).append(item_id)
         self.apart = view.apart
-        self.batch_of: dict[int, list[_Piece]] = {}
-        """The batch written right after a turn whose batch changed (results-in-place lanes)."""
-        self.tail: list[_Piece] = []
-        """Closes written at the end of the list (results-anywhere lanes)."""
+        self.after: dict[int, list[_Piece]] = {}
+        """What is written right after a unit: a turn's rewritten batch (results-in-place lanes), or the closes
+        of a run's calls after the outputs that directly follow the run (results-anywhere lanes)."""
         self.rewritten: set[int] = set()
         self._attribute(chained=chained)
         for index, slots in self.slots_of.items():
@@ -352,19 +359,13 @@ class _Restoration:
         window_results: list[int] = []
         for slot in slots:
             call, call_id = slot.out, slot.call.call_id
-            answered_at = zip(slot.results, slot.replied, strict=True)
-            if anywhere:  # from its first output up to the next assistant item
-                opens = slot.results[0] if slot.results else index
-                window = [r for r, replied in answered_at if r == opens or replied < opens]
-            else:  # from the turn up to the next assistant message
-                window = [r for r, replied in answered_at if replied == index]
+            window = [r for r, replied in zip(slot.results, slot.replied, strict=True) if replied == index]
             window_set = set(window)
             window_results.extend(window)
             answered = False
             if not window:
                 self.note(index, "missing_result", call_id)
-                close: _Piece = (RESULT, adapter.synthesize(call), None)
-                (self.tail if anywhere else synthetic).append(close)
+                synthetic.append((RESULT, adapter.synthesize(call), None))
                 changed = True
             else:
                 kept = window
@@ -403,12 +404,19 @@ class _Restoration:
                 kind, unit = adapter.deliver(units[r], call, second=answered)
                 self.at[r] = [(kind, unit, sources.get(r) if kind == PART else None)]
                 answered = True
-        if anywhere or not changed:
+        if anywhere:
+            if synthetic:
+                end = index
+                while end + 1 < len(self.kinds) and self.kinds[end + 1] == RESULT:
+                    end += 1
+                self.after[end] = synthetic
+            return
+        if not changed:
             return
         for r in window_results:
             self.at[r] = []
         placed.sort(key=lambda entry: entry[0])
-        self.batch_of[index] = [piece for _, piece in placed] + moved + synthetic
+        self.after[index] = [piece for _, piece in placed] + moved + synthetic
 
     def view(self, messages: Sequence[object], prior: set[int] | None) -> ToolTurnView:
         """The repairs in report order, and the wire list they give (``messages`` itself when there are none)."""
@@ -434,7 +442,7 @@ class _Restoration:
         return ToolTurnView(messages=self.adapter.write(self._emit()), repairs=tuple(repairs))
 
     def _emit(self) -> Emitted:
-        """Every unit in order: replaced where decided, each turn followed by its rewritten batch, the tail last."""
+        """Every unit in order: replaced where decided, each followed by what is written after it."""
         adapter, units, kinds, sources = self.adapter, self.units, self.kinds, self.sources
         out = Emitted()
 
@@ -457,12 +465,10 @@ class _Restoration:
                     written = adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing)
                 for item in written:
                     add(OTHER, item, None)
-                for piece in self.batch_of.get(index, ()):
-                    add(*piece)
             elif kind in (OTHER, REPLY):
                 add(OTHER, units[index], None)
             else:
                 add(kind, units[index], sources.get(index))
-        for piece in self.tail:
-            add(*piece)
+            for piece in self.after.get(index, ()):
+                add(*piece)
         return out

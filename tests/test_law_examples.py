@@ -24,7 +24,14 @@ SAME = None
 FOLD = f"a\n{SECOND_RESULT_SEPARATOR}\nb"
 
 Repairs = tuple[tuple[RepairForm, tuple[str, ...]], ...]
-E17_ANSWERED: list[Event] = [U("go"), A(c("c1"), c("c2", "g")), R("c1"), S("c2"), U("continue"), A(th("hm"), t("ok"))]
+E17_ANSWERED: list[Event] = [
+    U("go"),
+    A(c("c1"), c("c2", "g")),
+    R("c1"),
+    S("c2"),
+    U("continue"),
+    A(th("hm", "rs_hm"), t("ok")),
+]
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,11 @@ EXAMPLES = [
         {
             ANTHROPIC: ([U("q"), A(t("a"), t("b"), c("c1")), R("c1")], (("trailing_text", ("c1",)),)),
             CHAT: (SAME, ()),
-            RESPONSES: (SAME, ()),  # an output may stand anywhere after its call
+            # the message after the call is the model's next item: its output came after it answered
+            RESPONSES: (
+                [U("q"), A(t("a"), c("c1")), S("c1"), A(t("b")), L("c1")],
+                (("missing_result", ("c1",)), ("late_result_in_place", ("c1",))),
+            ),
         },
     ),
     Example(
@@ -85,7 +96,10 @@ EXAMPLES = [
                 [U("q"), A(c("c1")), S("c1"), A(t("aloud")), L("c1")],
                 (("missing_result", ("c1",)), ("late_result_in_place", ("c1",))),
             ),
-            RESPONSES: (SAME, ()),
+            RESPONSES: (
+                [U("q"), A(c("c1")), S("c1"), A(t("aloud")), L("c1")],
+                (("missing_result", ("c1",)), ("late_result_in_place", ("c1",))),
+            ),
         },
     ),
     Example(
@@ -94,8 +108,8 @@ EXAMPLES = [
         {
             ANTHROPIC: ([U("go"), A(c("c1"), c("c2")), R("c1"), S("c2"), U("next")], (("missing_result", ("c2",)),)),
             CHAT: ([U("go"), A(c("c1"), c("c2")), R("c1"), S("c2"), U("next")], (("missing_result", ("c2",)),)),
-            # the close goes past the last assistant item: a real output recorded later never takes it back
-            RESPONSES: ([U("go"), A(c("c1"), c("c2")), R("c1"), U("next"), S("c2")], (("missing_result", ("c2",)),)),
+            # after the outputs that follow the run: where the model first saw it, on every later request
+            RESPONSES: ([U("go"), A(c("c1"), c("c2")), R("c1"), S("c2"), U("next")], (("missing_result", ("c2",)),)),
         },
     ),
     Example(
@@ -143,7 +157,7 @@ EXAMPLES = [
                 (("missing_result", ("c0",)), ("reused_id", ("c0",))),
             ),
             RESPONSES: (
-                [U("q"), A(c("c0", "f")), U("more"), A(c("c0_2", "g")), R("c0_2", "ok"), S("c0")],
+                [U("q"), A(c("c0", "f")), S("c0"), U("more"), A(c("c0_2", "g")), R("c0_2", "ok")],
                 (("missing_result", ("c0",)), ("reused_id", ("c0",))),
             ),
             CHAT: (
@@ -172,7 +186,7 @@ EXAMPLES = [
     ),
     Example(
         "E17 a result recorded after the model answered over its close",
-        [U("go"), A(c("c1"), c("c2", "g")), R("c1"), U("continue"), A(th("hm"), t("ok")), R("c2", "real")],
+        [U("go"), A(c("c1"), c("c2", "g")), R("c1"), U("continue"), A(th("hm", "rs_hm"), t("ok")), R("c2", "real")],
         {
             ANTHROPIC: (
                 [*E17_ANSWERED, L("c2", "real", "g")],
@@ -182,7 +196,10 @@ EXAMPLES = [
                 [*E17_ANSWERED, L("c2", "real", "g")],
                 (("missing_result", ("c2",)), ("late_result_in_place", ("c2",))),
             ),
-            RESPONSES: (SAME, ()),
+            RESPONSES: (
+                [*E17_ANSWERED, L("c2", "real", "g")],
+                (("missing_result", ("c2",)), ("late_result_in_place", ("c2",))),
+            ),
         },
     ),
     Example(
@@ -205,7 +222,10 @@ EXAMPLES = [
                 [U("go"), A(c("c1")), S("c1"), U("next"), A(t("ok"))],
                 (("missing_result", ("c1",)), ("late_result_in_place", ("c1",))),
             ),
-            RESPONSES: (SAME, ()),
+            RESPONSES: (
+                [U("go"), A(c("c1")), S("c1"), U("next"), A(t("ok"))],
+                (("missing_result", ("c1",)), ("late_result_in_place", ("c1",))),
+            ),
         },
     ),
 ]
@@ -238,10 +258,7 @@ def test_e15_before_run_marks_only_missing_results_of_prior_messages(lane: Lane)
     unmarked = ensure_tool_turn_invariants(given, lane=lane)
     assert marked.repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("c1",), before_run=True),)
     assert unmarked.repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("c1",)),)
-    closed: list[Event] = (
-        [A(c("c1")), U("resume"), S("c1")] if lane == RESPONSES else [A(c("c1")), S("c1"), U("resume")]
-    )
-    assert marked.messages == unmarked.messages == build(lane, closed)
+    assert marked.messages == unmarked.messages == build(lane, [A(c("c1")), S("c1"), U("resume")])
 
 
 @pytest.mark.parametrize("lane", LANES)

@@ -158,22 +158,42 @@ def test_a_signed_parallel_call_turn_with_one_result_missing_keeps_every_signed_
 
 
 def test_streamed_model_chunks_already_valid_come_back_as_the_same_object() -> None:
-    """The SDK's streaming chat stores one model content per chunk: a valid history is returned as it is.
+    """The SDK's streaming chat stores one model content per chunk: text chunks ahead of the calls are one step.
 
     https://github.com/gunpal5/Google_GenerativeAI/issues/57
     """
     contents = [
         user("sum 1..69 and look it up"),
         model({"text": "Let me"}),
-        model({"text": " check."}, call("lookup", signature="c2ln")),
-        model({"text": "Calling it now."}),
-        results(response("lookup", {"output": "2415"})),
+        model({"text": " check."}),
+        model({"text": "Calling it now."}, call("lookup", signature="c2ln")),
+        model(call("search", signature=None)),
+        results(response("lookup", {"output": "2415"}), response("search", {"output": "found"})),
         model({"text": "The sum is 2415."}),
     ]
     assert validate(contents, lane=GEMINI) == []
     view = ensure_tool_turn_invariants(contents, lane=GEMINI)
     assert view.messages is contents
     assert view.repairs == ()
+
+
+def test_a_model_content_without_calls_after_a_step_is_the_models_answer() -> None:
+    """Text after the call chunk is the next answer: the close it answered over stays, the result lands in place.
+
+    The list alone cannot tell a streamed text chunk after the call from an answer the model gave over
+    the close; the reading that keeps every earlier request unchanged is the one taken. Nothing is lost.
+    """
+    asked = [user("sum 1..69 and look it up"), model(call("lookup", signature="c2ln"))]
+    first = ensure_tool_turn_invariants(asked, lane=GEMINI).messages
+    later = [*asked, model({"text": "Calling it now."}), results(response("lookup", {"output": "2415"}))]
+    view = ensure_tool_turn_invariants(later, lane=GEMINI)
+    assert view.messages[: len(first)] == first
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [
+        ("missing_result", ("lookup#1",)),
+        ("late_result_in_place", ("lookup#1",)),
+    ]
+    assert not view.lossy
+    assert "2415" in str(view.messages[-1])
 
 
 def test_an_unsigned_first_call_gets_the_placeholder_and_nothing_else_changes() -> None:
@@ -278,8 +298,7 @@ def test_a_response_naming_a_left_out_repeated_call_is_left_out_with_it() -> Non
     """A repeat of a call's id that the law leaves out answers no response by its name: that response goes too."""
     contents = [
         user("q"),
-        model(call("ls", "c2")),
-        model(call("grep", "c2", signature=None)),
+        model(call("ls", "c2"), call("grep", "c2", signature=None)),
         results(response("grep", {"output": "x"})),
     ]
     out = _closes_all(contents)
@@ -290,8 +309,7 @@ def test_a_close_for_a_signed_repeat_of_an_id_answers_the_repeat() -> None:
     """Two signed calls with one id, the first answered by name: the second's close, by id, answers the second."""
     contents = [
         user("q"),
-        model(call("cat", "c2")),
-        model(call("ls", "c2")),
+        model(call("cat", "c2"), call("ls", "c2")),
         results(response("cat", {"output": "x"})),
     ]
     out = _closes_all(contents)
@@ -314,8 +332,7 @@ def test_responses_in_one_content_each_find_their_own_call_when_one_can_move_asi
     """Two calls with one id, a response by name and one by id moved into one content: each answers its own call."""
     contents = [
         user("q"),
-        model(call("grep", "c0", signature=None)),
-        model(call("cat", "c0")),
+        model(call("grep", "c0", signature=None), call("cat", "c0")),
         results(response("grep", {"error": "x"})),
         results(response("grep", {"output": "y"}, "c0")),
     ]

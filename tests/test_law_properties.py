@@ -4,8 +4,10 @@ Transcripts are drawn from a small id pool, so interruptions, late and duplicate
 calls, reused ids, orphans and interrupted closes all occur; every text and result payload is
 unique, so what survives can be checked id by id, and an assistant message can be found again in
 a view by its payload. Properties: the view validates, a second pass is a no-op, the law is
-deterministic, nothing is lost unreported, a valid list is its own view, and the view is
-append-stable (what stands ahead of the last assistant message never changes when more is added).
+deterministic, nothing is lost unreported, a session whose every request was valid is its own view,
+and the view is append-stable: for any T, model answer A and suffix Δ, view(T + [A] + Δ) starts
+with view(T) (the one case the lists alone cannot tell, an answer of calls only right after an
+unanswered run, is left out here and shown in tests/test_law_append_stable.py).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
@@ -45,25 +47,36 @@ def transcripts(draw: st.DrawFn, lane: Lane, ids: tuple[str, ...] = IDS, tag: st
         elif kind == "Rx":
             events.append(Rx(draw(st.sampled_from(ids))))
         else:
-            blocks: list[Block] = []
-            for _ in range(draw(st.integers(1, 4))):
-                block = draw(st.sampled_from(("t", "c", "c", "th")))
-                n = next(counter)
-                if block == "t":
-                    blocks.append(Text(f"<a{n}>"))
-                elif block == "th":
-                    if lane == "openai.chat_completions":
-                        blocks.append(Text(f"<a{n}>"))  # Chat carries no reasoning blocks
-                    elif lane == "openai.responses":
-                        blocks.append(Thinking(f"<th{n}>"))
-                        blocks.append(Text(f"<a{n}>"))  # a reasoning item always has its following item
-                    else:
-                        blocks.append(Thinking(f"<th{n}>"))
-                else:
-                    signed = lane != GEMINI or draw(st.booleans())
-                    blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed))
-            events.append(A(*blocks))
+            events.append(_answer(draw, lane, ids, counter))
     return events
+
+
+def _answer(
+    draw: st.DrawFn, lane: Lane, ids: tuple[str, ...], counter: Iterator[str], *, bare_reasoning: bool = False
+) -> A:
+    """One assistant message of 1 to 4 blocks: texts, reasoning and calls in any order.
+
+    ``bare_reasoning`` (Responses): a reasoning item may stand with no item of its own after it.
+    """
+    blocks: list[Block] = []
+    for _ in range(draw(st.integers(1, 4))):
+        block = draw(st.sampled_from(("t", "c", "c", "th")))
+        n = next(counter)
+        if block == "t":
+            blocks.append(Text(f"<a{n}>"))
+        elif block == "th":
+            if lane == "openai.chat_completions":
+                blocks.append(Text(f"<a{n}>"))  # Chat carries no reasoning blocks
+            elif lane == "openai.responses":
+                blocks.append(Thinking(f"<th{n}>"))
+                if not (bare_reasoning and draw(st.booleans())):
+                    blocks.append(Text(f"<a{n}>"))  # a reasoning item with its following item
+            else:
+                blocks.append(Thinking(f"<th{n}>"))
+        else:
+            signed = lane != GEMINI or draw(st.booleans())
+            blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed))
+    return A(*blocks)
 
 
 def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
@@ -212,35 +225,119 @@ def _growth(draw: st.DrawFn) -> tuple[Lane, list[Event], list[Event], bool]:
     return lane, draw(sessions(lane)), draw(transcripts(lane, tag="d")), merge_user
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_growth())
-def test_the_view_is_append_stable(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
-    """For any T and Δ, the view of T + Δ equals the view of T on everything ahead of T's last assistant message."""
-    lane, events, more, merge_user = case
-    given_list = build(lane, events, merge_user=merge_user)
-    before = ensure_tool_turn_invariants(given_list, lane=lane).messages
-    wire = json.dumps(before)
-    # T's last assistant item, as the view writes it (a repeated call item the view left out is no such item)
-    kept = [_payload(item) for item in given_list if _is_assistant(lane, item) and _payload(item) in wire]
-    if not kept:
-        return
-    grown = build(lane, events + more, merge_user=merge_user)
-    after = ensure_tool_turn_invariants(grown, lane=lane).messages
-    assert _ahead_of(after, kept[-1]) == _ahead_of(before, kept[-1])
+Answered = tuple[list[Event], A, list[Event], Callable[[list[Event]], list[object]]]
+
+
+@st.composite
+def _answered(draw: st.DrawFn, lane: Lane) -> Answered:
+    """T (valid or broken, with or without answers), a model answer A, a suffix Δ, and the wire builder.
+
+    Gemini: REST, snake_case or SDK spelling, with or without ids, results shared or split, signed or not.
+    """
+    events = draw(st.one_of(transcripts(lane), sessions(lane)))
+    answer = _answer(draw, lane, (*IDS, "fresh"), (f"x{n}" for n in range(100)), bare_reasoning=True)
+    more = draw(transcripts(lane, tag="d"))
+    if lane == GEMINI:
+        spelling: Spelling = draw(st.sampled_from(("rest", "snake", "sdk")))
+        ids, merge_user, split = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
+
+        def make(transcript: list[Event]) -> list[object]:
+            return gemini(transcript, spelling=spelling, ids=ids, merge_user=merge_user, split=split)
+
+        assume(not _extends_the_step(events, answer))
+        return events, answer, more, make
+    merge = lane == "anthropic.messages" and draw(st.booleans())
+    if lane == "openai.responses":
+        assume(not _extends_the_run(events, answer))
+    return events, answer, more, lambda transcript: build(lane, transcript, merge_user=merge)
+
+
+def _ends_in_calls(events: list[Event]) -> bool:
+    """Whether T's last item is a call: an unanswered call turn stands at the end of T."""
+    return bool(events) and isinstance(events[-1], A) and isinstance(events[-1].blocks[-1], CallBlock)
+
+
+def _extends_the_run(events: list[Event], answer: A) -> bool:
+    """Responses: the answer opens with call items, right after T's trailing run (the limitation the README states).
+
+    (A repeated call id opens a run of its own; ``tests/test_law_append_stable.py`` shows that case.)
+    """
+    leading = next((block for block in answer.blocks if not isinstance(block, Thinking)), None)
+    return _ends_in_calls(events) and isinstance(leading, CallBlock)
+
+
+def _extends_the_step(events: list[Event], answer: A) -> bool:
+    """Gemini: an answer whose first call is unsigned, right after T's trailing call content (the same limitation)."""
+    calls = [block for block in answer.blocks if isinstance(block, CallBlock)]
+    last = events[-1] if events else None
+    has_calls = isinstance(last, A) and any(isinstance(block, CallBlock) for block in last.blocks)
+    return has_calls and bool(calls) and not calls[0].signed
+
+
+def _strong_property(case: Answered, lane: Lane) -> None:
+    events, answer, more, make = case
+    before = json.loads(_dump(ensure_tool_turn_invariants(make(events), lane=lane).messages))
+    after = json.loads(_dump(ensure_tool_turn_invariants(make([*events, answer, *more]), lane=lane).messages))
+    assert after[: len(before)] == before, "the request the model answered is a prefix of every later one"
+
+
+_STRONG = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_STRONG
+@given(_answered("anthropic.messages"))
+def test_anthropic_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Anthropic: view(T + [A] + Δ) starts with view(T), for any T, model answer A and suffix Δ."""
+    _strong_property(case, "anthropic.messages")
+
+
+@_STRONG
+@given(_answered("openai.chat_completions"))
+def test_chat_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Chat Completions: view(T + [A] + Δ) starts with view(T), for any T, model answer A and suffix Δ."""
+    _strong_property(case, "openai.chat_completions")
+
+
+@_STRONG
+@given(_answered("openai.responses"))
+def test_responses_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Responses: view(T + [A] + Δ) starts with view(T); closes stay right after their run, reasoning included."""
+    _strong_property(case, "openai.responses")
+
+
+@_STRONG
+@given(_answered(GEMINI))
+def test_gemini_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Gemini, every spelling, ids or names, signed or not: view(T + [A] + Δ) starts with view(T)."""
+    _strong_property(case, GEMINI)
+
+
+def _answered_as_sent(lane: Lane, head: list[object], events: list[Event], *, merge_user: bool = False) -> bool:
+    """Whether every request a model answer in ``events`` was given (``head`` + the events before it) validates."""
+    return all(
+        validate([*head, *build(lane, events[:k], merge_user=merge_user)], lane=lane) == []
+        for k, event in enumerate(events)
+        if isinstance(event, A)
+    )
 
 
 @_SETTINGS
 @given(_growth())
 def test_a_list_the_provider_accepts_is_its_own_view(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
-    """validate(T) == [] ⇒ the view is T itself, with no repairs (generated lists, and their views as grown)."""
+    """A session whose every request the provider accepted comes back as the very same list, with no repairs.
+
+    Every request: the list, and each list a model answer in it was given. A list that validates only
+    now, after an answer the model gave over a close, keeps the close it answered over (append-stable).
+    """
     lane, events, more, merge_user = case
-    for given_list in (build(lane, events, merge_user=merge_user), build(lane, events + more, merge_user=merge_user)):
+    for given_events in (events, events + more):
+        given_list = build(lane, given_events, merge_user=merge_user)
         view = ensure_tool_turn_invariants(given_list, lane=lane)
-        if validate(given_list, lane=lane) == []:
+        if validate(given_list, lane=lane) == [] and _answered_as_sent(lane, [], given_events, merge_user=merge_user):
             assert view.messages is given_list
             assert view.repairs == ()
         grown = [*view.messages, *build(lane, more)]
-        if validate(grown, lane=lane) == []:
+        if validate(grown, lane=lane) == [] and _answered_as_sent(lane, list(view.messages), more):
             again = ensure_tool_turn_invariants(grown, lane=lane)
             assert again.messages is grown
             assert again.repairs == ()
@@ -248,15 +345,10 @@ def test_a_list_the_provider_accepts_is_its_own_view(case: tuple[Lane, list[Even
 
 @pytest.mark.parametrize("lane", LANES)
 def test_a_session_answered_over_a_close_keeps_its_prefix_when_the_real_result_lands(lane: Lane) -> None:
-    """Ctrl-C, "continue", the model answers over the close, then the real result lands: no earlier message changes.
-
-    Responses: the close stood past the last item, where the real output, valid where it lands, takes its place.
-    """
+    """Ctrl-C, "continue", the model answers over the close, then the real result lands: no earlier message changes."""
     start: list[Event] = [U("go"), A(CallBlock("fast"), CallBlock("slow", "g")), R("fast", "<fast>"), U("continue")]
     first = list(ensure_tool_turn_invariants(build(lane, start), lane=lane).messages)
-    if lane == "openai.responses":
-        assert first[-1] == {"type": "function_call_output", "call_id": "slow", "output": INTERRUPTED_RESULT_TEXT}
-        first = first[:-1]
+    assert INTERRUPTED_RESULT_TEXT in json.dumps(first[:-1]), "the close stands ahead of the user's message"
     answered = [*start, A(Thinking("<th>"), Text("<ok>"))]
     landed = ensure_tool_turn_invariants(build(lane, [*answered, R("slow", "<slow>")]), lane=lane)
     assert list(landed.messages[: len(first)]) == first, "what the model answered from stands as it was"
@@ -386,23 +478,3 @@ def test_gemini_signed_parts_are_never_changed_moved_or_dropped(
     assert all(in_model for _, in_model in after)
     stamped = [r for r in view.repairs if r.form == "placeholder_signature"]
     assert len(_signed_parts(view.messages)) == len(before) + sum(len(r.tool_call_ids) for r in stamped)
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sessions(GEMINI), transcripts(GEMINI, tag="d"), st.sampled_from(("snake", "sdk")), st.booleans())
-def test_gemini_is_append_stable_in_the_other_spellings_and_without_ids(
-    events: list[Event], more: list[Event], spelling: Spelling, ids: bool
-) -> None:
-    """Snake_case dicts or SDK objects, ids or names: T + Δ keeps T's view ahead of T's last model content."""
-
-    def make(transcript: list[Event]) -> list[object]:
-        return gemini(transcript, spelling=spelling, ids=ids)
-
-    before = json.loads(_dump(ensure_tool_turn_invariants(make(events), lane=GEMINI).messages))
-    wire = json.dumps(before)
-    plain = json.loads(_dump(make(events)))
-    kept = [_payload(item) for item in plain if item.get("role") == "model" and _payload(item) in wire]
-    if not kept:
-        return
-    after = json.loads(_dump(ensure_tool_turn_invariants(make(events + more), lane=GEMINI).messages))
-    assert _ahead_of(after, kept[-1]) == _ahead_of(before, kept[-1])

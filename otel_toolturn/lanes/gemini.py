@@ -6,10 +6,12 @@ Three spellings are read: REST camelCase dicts (``functionCall``, ``functionResp
 written part keeps the spelling it was read in; a new part takes the spelling of the call it answers,
 a new content that of its neighbours; untouched contents are the same objects.
 
-- A turn is a run of consecutive ``model`` contents of which at least one carries a ``functionCall``
-  part (the SDK's streaming chat stores one model content per chunk). The run is one call step. Its
-  parts are never reordered; text after a call is normal model output. A model run without calls is
-  a reply.
+- A turn is one call step (``call_step``): consecutive ``model`` contents (the SDK's streaming chat
+  stores one model content per chunk), those without calls ahead of the first call and then those
+  with calls. A model content without calls after one with calls is the model's next answer and ends
+  the step, and so does one whose first call is signed or that repeats a call id of the step. Its parts
+  are never reordered; text after a call inside a content is normal model output. Model contents
+  without calls outside a step are replies.
 - Results are the ``functionResponse`` parts of a user content; its other parts are one part unit,
   written ahead of the responses (text after them is refused, text before them is accepted). All
   results of one turn stand in ONE user content right after the run: a result content that directly
@@ -21,7 +23,7 @@ a new content that of its neighbours; untouched contents are the same objects.
   content carries, then the rest); one that cannot answers the last call it could answer again (a
   second result, so a real response recorded after an interrupted close of a lone call answers it).
   A call is known to the law, and reported, by its ``id``; a call without an ``id`` as ``<name>#<k>``,
-  the k-th id-less call of that name in its run. A call repeating an id earlier in its run is a
+  the k-th id-less call of that name in its run. A call repeating an id earlier in its content is a
   repeat the law leaves out (``duplicate_call``; no response answers it by name), unless it carries
   a signature: then it is the run's k-th call with that id, ``<id>#<k>``, and needs its own
   response. Ids may repeat across turns.
@@ -37,11 +39,11 @@ a new content that of its neighbours; untouched contents are the same objects.
   A result delivered where it stands is a text part, in the content it stood in: a line naming the call
   (``in_place_heading``), then its text when its ``response`` is one text under ``output``, ``result``
   or ``error`` (an error), else the ``response`` as JSON.
-- A repair never leaves a content with no parts; a list the law would leave empty (it held only
-  responses that answer nothing) becomes one user content holding ``EMPTY_CONTENTS_TEXT``. Responses
-  ahead of every call answer nothing; a content holding only such responses, with only model replies
-  and such contents before it and a model content after it, keeps its place as a user content holding
-  ``LEADING_RESULTS_TEXT``, so leaving them out never makes a function call turn the first content.
+- A repair never leaves a content with no parts. Responses ahead of every call answer nothing; a
+  content holding only such responses, with only model replies and such contents before it and a
+  model content or the end of the list after it, keeps its place as a user content holding
+  ``LEADING_RESULTS_TEXT`` — one text, whatever comes later — so leaving them out never makes a
+  function call turn the first content nor leaves ``contents`` empty.
 """
 
 from __future__ import annotations
@@ -83,9 +85,6 @@ _PLACEHOLDER_BYTES: Final = base64.urlsafe_b64decode(PLACEHOLDER_SIGNATURE)
 LEADING_RESULTS_TEXT: Final = "[tool results that answer no call stood here; they were left out]"
 """The text that stands in for a response-only content ahead of every user turn, when a model content follows
 it (``contents`` must not start with a function call turn)."""
-
-EMPTY_CONTENTS_TEXT: Final = "[the recorded contents held only tool results that answer no call; they were left out]"
-"""The one text a repaired list holds when the law left out everything it had (the API refuses empty ``contents``)."""
 
 _INTERRUPTED_KEYS: Final = ("error", "output", "result")
 
@@ -139,6 +138,28 @@ def _camel(key: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[int, object]]]:
+    """The model contents from ``first`` read as one step: where it ends, and its calls as ``(content index, part)``.
+
+    A step is a run of consecutive model contents (the SDK's streaming chat stores one per chunk):
+    contents without calls ahead of its first call (streamed text), then contents with calls. A later
+    content ends the step ahead of it when it is the model's next answer: it holds no call (the model
+    answered), its first call carries a thought signature (each answer signs its first call), or it
+    repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
+    """
+    calls: list[tuple[int, object]] = []
+    ids: set[str] = set()
+    index = first
+    while index < len(contents) and content_role(contents[index]) == "model":
+        found = [part for part in parts_of(contents[index], index) if call_of(part) is not None]
+        if calls and (not found or signed(found[0]) or any(id_of(call_of(part)) in ids for part in found)):
+            break
+        calls.extend((index, part) for part in found)
+        ids.update(call_id for part in found if (call_id := id_of(call_of(part))) is not None)
+        index += 1
+    return index, calls
+
+
 class GeminiGenerateContent:
     """Reads and writes the Gemini ``contents`` list for the law."""
 
@@ -151,8 +172,8 @@ class GeminiGenerateContent:
 
         Each ``functionResponse`` part of a user content is a result; the content's other parts are one
         part unit after them (marked ``text_after_results`` when one stood after a response). A result
-        content right after another opens apart. A response-only content followed by a model content, with
-        only replies and responses before it, gets a part unit holding ``LEADING_RESULTS_TEXT``.
+        content right after another opens apart. A response-only content followed by a model content or the
+        end, with only replies and responses before it, gets a part unit holding ``LEADING_RESULTS_TEXT``.
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
@@ -164,12 +185,8 @@ class GeminiGenerateContent:
             content = messages[index]
             if content_role(content) == "model":
                 first = index
-                calls: list[object] = []
-                while True:
-                    calls.extend(part for part in parts_of(messages[index], index) if call_of(part) is not None)
-                    index += 1
-                    if index == stop or content_role(messages[index]) != "model":
-                        break
+                index, found = call_step(messages, first)
+                calls = [part for _, part in found]
                 after_results = False
                 if not calls:
                     for position in range(first, index):
@@ -219,7 +236,7 @@ class GeminiGenerateContent:
             if leading:  # no user turn stays before it
                 leading = all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
                 scanned = len(kinds)
-            if leading and not others and index + 1 < stop and content_role(messages[index + 1]) == "model":
+            if leading and not others and (index + 1 == stop or content_role(messages[index + 1]) == "model"):
                 others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
             if others:
                 if trails is not None:
@@ -365,8 +382,6 @@ class GeminiGenerateContent:
                 run.append((kind, item, source))
         if run:
             _flush(run, anchor, wire)
-        if not wire:
-            wire.append({"role": "user", "parts": [{"text": EMPTY_CONTENTS_TEXT}]})
         return wire
 
     def validate(self, messages: Sequence[object]) -> list[Violation]:
@@ -469,13 +484,12 @@ def _validate(contents: Sequence[object]) -> list[Violation]:
         parts = parts_of(content, index)
         if content_role(content) == "model":
             first = index
-            calls: list[tuple[int, object]] = []
-            while index < stop and content_role(contents[index]) == "model":
-                run_parts = parts_of(contents[index], index)
-                if not run_parts:
-                    violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-                calls.extend((index, part) for part in run_parts if call_of(part) is not None)
-                index += 1
+            index, calls = call_step(contents, first)
+            violations.extend(
+                Violation(position=position, rule="empty_parts", message=_EMPTY_WORDS)
+                for position in range(first, index)
+                if not parts_of(contents[position], position)
+            )
             if not calls:
                 continue
             if first == 0:

@@ -3,8 +3,12 @@
 Calls are ``function_call`` and ``custom_tool_call`` items (``call_id``); results are
 ``function_call_output`` / ``custom_tool_call_output`` items. A turn is one run of call items,
 together with the ``reasoning`` items that stand directly ahead of a call in it; its outputs follow
-the run. A ``reasoning`` item is never separated from the item right after it: when a repeated call
-is left out, the reasoning directly ahead of it goes with it (inside the same lossy repair). Call ids
+the run. A call repeating a call id of its run opens the next run (with the reasoning right ahead of
+it): one answer of the model never repeats an id, so the repeat is a later answer, and its id is
+derived. The same item again (the very object, or one equal to it) is a replay and stays in the run,
+where the law leaves it out (``duplicate_call``). A ``reasoning`` item is never separated from the
+item right after it: when a repeated call is left out, the reasoning directly ahead of it goes with
+it (inside the same lossy repair). Call ids
 and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
 items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
 assistant messages and reasoning they are what the model produced (replies). An item that is no
@@ -50,11 +54,29 @@ def _type(item: object) -> object:
     return field(item, "type")
 
 
-def _leads_to_call(items: Sequence[object], start: int) -> bool:
-    """Whether the reasoning run starting at ``start`` is directly followed by a call item."""
+def _call_after(items: Sequence[object], start: int) -> int:
+    """Where the reasoning run starting at ``start`` ends (the item after it; ``len(items)`` at the end)."""
     index = start
     while index < len(items) and _type(items[index]) == "reasoning":
         index += 1
+    return index
+
+
+def _opens_next_run(call: object, calls: Sequence[Call], run_ids: set[str]) -> bool:
+    """Whether a call item ends the run of ``calls`` (their ids ``run_ids``) ahead of it and opens the next one.
+
+    It does when it repeats a call id of the run and is no replay of that call (the same item, or one
+    equal to it): one answer of the model never repeats an id, so it is a later answer.
+    """
+    call_id = field(call, "call_id")
+    if not (isinstance(call_id, str) and call_id in run_ids):
+        return False
+    return not any(c.ref is call or c.ref == call for c in calls if c.call_id == call_id)
+
+
+def _leads_to_call(items: Sequence[object], start: int) -> bool:
+    """Whether the reasoning run starting at ``start`` is directly followed by a call item."""
+    index = _call_after(items, start)
     return index < len(items) and _type(items[index]) in CALL_TYPES
 
 
@@ -127,12 +149,21 @@ class OpenAIResponses:
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
                 first = index
                 calls: list[Call] = []
+                run_ids: set[str] = set()
                 while index < stop:
                     inner = messages[index]
                     kind = _type(inner)
                     if kind in CALL_TYPES:
-                        calls.append(Call(call_id_of(inner, "call_id", index, f"{kind} item"), inner))
-                    elif not (kind == "reasoning" and _leads_to_call(messages, index)) or _item_id(inner) in seen:
+                        call_id = call_id_of(inner, "call_id", index, f"{kind} item")
+                        if _opens_next_run(inner, calls, run_ids):
+                            break
+                        run_ids.add(call_id)
+                        calls.append(Call(call_id, inner))
+                    elif (
+                        not (kind == "reasoning" and _leads_to_call(messages, index))
+                        or _item_id(inner) in seen
+                        or _opens_next_run(messages[_call_after(messages, index)], calls, run_ids)
+                    ):
                         break
                     if _item_id(inner):
                         seen.add(_item_id(inner))
