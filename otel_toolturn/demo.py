@@ -7,7 +7,8 @@ result, text after a ``tool_use``, a repeated call, an orphan left by trimming, 
 preserved-thinking model whose tool result arrives after it answered, and a Gemini history whose
 summariser kept one of two function responses. Each story is played twice:
 
-1. without otel-toolturn — the provider's HTTP 400 is printed verbatim; the preserved-thinking
+1. without otel-toolturn — the provider's HTTP 400, as the simulator answers it (its verdict is the
+   library's own ``validate``, so the figures are "per the simulator"), is printed; the preserved-thinking
    story also plays the repair the law used to make (the late result moved up into its call's
    batch), written out in the story, and the provider's prefix check refuses it;
 2. with ``otel_toolturn.init(...)`` — every call succeeds; per request, the repairs and
@@ -658,8 +659,12 @@ def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] |
     chosen = resolve_telemetry(telemetry, env)
     with Simulator() as sim:
         print(f"otel-toolturn demo: a provider simulator at {sim.base_url} (no API key, no network),")
-        print("driven by the real anthropic and openai SDK clients.\n")
-        print("Without otel-toolturn: the provider refuses each broken transcript (HTTP 400, its own words).")
+        print("driven by the real anthropic, openai and google-genai SDK clients.\n")
+        print(
+            "Without otel-toolturn: the simulator refuses each broken transcript as the provider does "
+            "(HTTP 400, the provider's words; its verdict is otel-toolturn's own validate, checked "
+            "against recorded provider traffic in the test suite)."
+        )
         before = _play(sim, None)
         print("\nWith otel_toolturn.init(): the same agent, the same transcripts.")
         pipeline = build_pipeline(chosen, env)
@@ -678,7 +683,7 @@ def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] |
     refused = sum(s.status != 200 for s in before)
     failed = sum(s.status != 200 for s in after)
     print(
-        f"\nSummary: without otel-toolturn {refused} of {len(before)} requests were refused; "
+        f"\nSummary, per the simulator: without otel-toolturn {refused} of {len(before)} requests were refused; "
         f"with it {len(after) - failed} of {len(after)} succeeded."
     )
     print("Metrics: " + ", ".join(f"{name} {totals.get(name, 0):g}" for name in SHOWN_METRICS))

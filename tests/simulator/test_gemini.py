@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-from pathlib import Path
 from typing import Final
 
 import httpx
@@ -23,6 +22,7 @@ from tests.simulator.sim_wire import (
     gemini_client,
     parse_sse,
 )
+from tests.streams._recordings import RECORDED, present
 
 MODEL = "gemini-test"
 TWO_CALLS = ScriptedTurn(
@@ -442,7 +442,6 @@ def test_bad_frame_makes_the_sdk_raise(sim: Simulator, g_client: genai.Client) -
 
 
 # --- the recorded stream ------------------------------------------------------------------------------------
-RECORDED: Final = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded" / "gemini"
 NOT_SIMULATED: Final = frozenset({"serviceTier"})
 """Usage fields a recording may carry that the simulator does not model (the account's service tier)."""
 
@@ -473,9 +472,7 @@ def chunk_fields(payload: dict[str, object]) -> set[str]:
 
 def test_stream_matches_the_recorded_gemini_3_parallel_call_stream(sim: Simulator) -> None:
     """As Gemini 3 streams parallel calls: a signed call, a call, an empty finishing chunk, with at least its fields."""
-    path = RECORDED / "extra_openinference_test_streaming_reasoning_with_multiple_tool_calls.yaml"
-    if not path.is_file():
-        pytest.skip(f"recordings not present beside the repository ({path.name})")
+    path = present(RECORDED / "gemini" / "extra_openinference_test_streaming_reasoning_with_multiple_tool_calls.yaml")
     cassette = yaml.safe_load(path.read_text())
     real = [f.payload for f in parse_sse(str(cassette["interactions"][0]["response"]["body"]["string"]))]
     sim.enqueue(

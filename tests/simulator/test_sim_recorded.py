@@ -1,14 +1,13 @@
 """The simulator's streams follow the providers' recorded streams: the same event order and fields.
 
 Reads recordings from the ``shared`` folder beside the repository; skipped, with the reason, when
-that folder is absent.
+that folder is absent, and failed under CI, which must read them.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Final
 
 import httpx
@@ -18,8 +17,8 @@ import yaml
 from otel_toolturn import Lane
 from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
 from tests.simulator.sim_wire import PATHS, SseFrame, frame_type, parse_sse, request_body
+from tests.streams._recordings import RECORDED, present
 
-RECORDED: Final = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "recorded"
 VOLATILE: Final = frozenset({"obfuscation", "sequence_number"})
 """Fields a recording may carry that depend on the recording's age or are random padding."""
 
@@ -42,9 +41,7 @@ def sim() -> Iterator[Simulator]:
 
 def recorded(relative: str) -> list[SseFrame]:
     """The frames of one recording: a raw SSE file, or the first response body of a VCR cassette."""
-    path = RECORDED / relative
-    if not path.is_file():
-        pytest.skip(f"recordings not present beside the repository ({path.name})")
+    path = present(RECORDED / relative)
     text = path.read_text()
     if path.suffix == ".yaml":
         cassette = yaml.safe_load(text)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NoReturn
 
+import pytest
 import yaml
 
 from otel_toolturn._vocab import Lane
@@ -25,6 +27,25 @@ LANE_FOLDERS: Final[dict[str, Lane]] = {
     "openai_chat": "openai.chat_completions",
     "openai_responses": "openai.responses",
 }
+
+
+def absent(what: str, *, module: bool = False) -> NoReturn:
+    """Skip a test whose recordings are absent, with the reason; under CI (``CI`` set) fail instead.
+
+    The recordings are the independent evidence (the simulator refuses with the library's own
+    ``validate``), so a CI run that cannot read them has not checked what it claims.
+    """
+    reason = f"{what} beside the repository is absent"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}: CI reads the recorded provider traffic and never skips it", pytrace=False)
+    pytest.skip(reason, allow_module_level=module)
+
+
+def present(path: Path) -> Path:
+    """``path`` when the recording exists, else ``absent`` (skipped, or failed under CI)."""
+    if not path.is_file():
+        absent(f"the recording {path.name}")
+    return path
 
 
 @dataclass(frozen=True, kw_only=True)

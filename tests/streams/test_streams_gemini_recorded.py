@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from otel_toolturn.streams import StreamReport, check_response, observer_for, sse_data
-from tests.streams._recordings import RECORDED
+from tests.streams._recordings import RECORDED, absent
 from tests.streams._sdk import gemini_client, gemini_response
 
 LANE: Final = "gemini.generate_content"
@@ -20,7 +20,7 @@ FOLDER: Final = RECORDED / "gemini"
 _MODEL: Final = re.compile(r"/models/([^/:]+):")
 
 if not FOLDER.is_dir():
-    pytest.skip("the shared Gemini recordings folder beside the repository is absent", allow_module_level=True)
+    absent("the shared Gemini recordings folder", module=True)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,7 @@ from otel_toolturn.streams import (
 from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from tests.streams._drive import as_object, both, fed
 from tests.streams._frames import Frame, a_block_stop, a_delta, a_dropped, a_start, a_stop, a_text, a_text_start
-from tests.streams._recordings import RECORDED
+from tests.streams._recordings import RECORDED, present
 from tests.streams._sdk import anthropic_message
 
 LANE: Final[Lane] = "anthropic.messages"
@@ -185,8 +185,5 @@ RECORDED_EXPECTED: Final = {
 @pytest.mark.parametrize("name", sorted(RECORDED_EXPECTED))
 def test_recorded_streams_report_their_transformations(name: str) -> None:
     """The recorded streams: start and delta entries, an empty delta list, a start-only list."""
-    path = RECORDED / "anthropic" / name
-    if not path.is_file():
-        pytest.skip("the shared recordings folder beside the repository is absent")
-    body = path.read_bytes()
+    body = present(RECORDED / "anthropic" / name).read_bytes()
     assert fed(LANE, sse_data(body), requested="claude-sonnet-4-5").input_transformations == RECORDED_EXPECTED[name]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from otel_toolturn.streams import StreamReport, check_response, observer_for, sse_data
-from tests.streams._recordings import RECORDED, Exchange, all_exchanges
+from tests.streams._recordings import RECORDED, Exchange, absent, all_exchanges
 from tests.streams._sdk import (
     anthropic_message,
     chat_completion,
@@ -22,7 +22,7 @@ from tests.streams._sdk import (
 )
 
 if not RECORDED.is_dir():
-    pytest.skip("the shared recordings folder beside the repository is absent", allow_module_level=True)
+    absent("the shared recordings folder", module=True)
 
 EXCHANGES = all_exchanges()
 STREAMED = [e for e in EXCHANGES if e.streamed]
