@@ -2,9 +2,10 @@
 
 Flavours: ``random`` (any sequence of the lane's items from small id pools, so every break
 occurs), ``near`` (clean sessions with one to three faults injected), ``malformed`` (items of the
-wrong type, fields missing or of the wrong type, mixed in). The pools include same-object repeats,
-ids the Anthropic pattern refuses, item ids shared across items, reasoning with nothing after it,
-string and list contents. Gemini transcripts are drawn in one spelling each (REST camelCase dicts,
+wrong type, fields missing or of the wrong type, results nesting parts no user message holds, mixed
+in). The pools include same-object repeats, ids the Anthropic pattern refuses, item ids shared
+across items, reasoning with nothing after it, string and list contents. Gemini transcripts are
+drawn in one spelling each (REST camelCase dicts,
 the SDK's snake_case dicts, or ``google.genai.types.Content`` objects) and add calls with and without
 ids, signed and unsigned, consecutive model contents (one per streamed chunk), responses split over
 contents and text after them. Every text, call argument and result payload is a unique ``<…>`` marker.
@@ -196,23 +197,43 @@ class _Maker:
             lambda: {"role": "user", "content": bad},
         ]
         if lane == "anthropic.messages":
+            nested: list[object] = [
+                {"type": "tool_result", "tool_use_id": self.call_id(), "content": self.marker("r")},
+                {"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}},
+                {"type": "text", "text": ""},
+                bad,
+            ]
             shapes += [
                 lambda: {"role": "assistant", "content": [{"type": "tool_use", "id": bad, "name": "f", "input": {}}]},
                 lambda: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": bad, "content": "x"}]},
                 lambda: {"role": "assistant", "content": [bad]},
+                lambda: {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": self.call_id(), "content": [rng.choice(nested)]}
+                    ],
+                },
             ]
         elif lane == "openai.chat_completions":
+            nested = [{"type": "refusal", "refusal": self.marker("r")}, {"k": self.marker("r")}, bad]
             shapes += [
                 lambda: {"role": "assistant", "tool_calls": bad},
                 lambda: {"role": "assistant", "tool_calls": [{"id": bad, "function": {"name": "f"}}]},
                 lambda: {"role": "tool", "tool_call_id": bad, "content": "x"},
+                lambda: {"role": "tool", "tool_call_id": self.call_id(), "content": rng.choice([nested, *nested])},
             ]
         else:
+            nested = [{"type": "function_call_output", "call_id": self.call_id(), "output": self.marker("r")}, bad]
             shapes += [
                 lambda: {"type": "function_call", "call_id": bad, "name": "f", "arguments": "{}"},
                 lambda: {"type": "function_call_output", "call_id": bad, "output": "x"},
                 lambda: {"type": bad},
                 lambda: {"type": "reasoning", "id": bad, "summary": []},
+                lambda: {
+                    "type": "function_call_output",
+                    "call_id": self.call_id(),
+                    "output": rng.choice([nested, *nested]),
+                },
             ]
         return rng.choice(shapes)()
 

@@ -28,7 +28,9 @@ For every assistant message (Responses: every run of call items) that carries to
 (iii) a result recorded after the window (the model answered in between, over the close it was
       shown) is not moved up: the call keeps what the model saw, and the result is delivered where
       it stands as text naming the call, its content kept (``late_result_in_place``; for a call
-      that already had a result the model saw, ``duplicate_result_in_place``). An interrupted close
+      that already had a result the model saw, ``duplicate_result_in_place``): parts a user message
+      holds stay parts, any other (a result or a call nested in the content) becomes text of its
+      JSON, so a delivery never stands as a result or a call of its own. An interrupted close
       recorded there carries no outcome and is left out under the same form. Neither is lossy.
 (iv)  every result answers a call: a result with no EARLIER assistant message emitting its id (its
       call is gone, or it was recorded ahead of its call) is left out (``orphan_result``, lossy).

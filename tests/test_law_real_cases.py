@@ -283,3 +283,84 @@ def test_a_run_opening_with_reasoning_without_an_id_is_read_to_its_end() -> None
     ]
     view = ensure_tool_turn_invariants(given, lane="openai.responses")
     assert view.messages is given
+
+
+RESPONSES: Lane = "openai.responses"
+
+
+_NESTED: dict[Lane, tuple[list[dict[str, object]], tuple[str, ...]]] = {
+    ANTHROPIC: (
+        [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "<inner>"},
+            {"type": "tool_use", "id": "c9", "name": "g", "input": {"q": "<call>"}},
+            {"type": "text", "text": ""},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/<image>.png"}},
+        ],
+        ("text", "image", "document", "search_result"),
+    ),
+    "openai.chat_completions": (
+        [{"type": "refusal", "refusal": "<inner>"}, {"type": "text", "text": "<kept>"}],
+        ("text", "image_url", "input_audio", "file"),
+    ),
+    RESPONSES: (
+        [
+            {"type": "function_call_output", "call_id": "c1", "output": "<inner>"},
+            {"type": "input_image", "image_url": "https://example.com/<image>.png"},
+        ],
+        ("input_text", "input_image", "input_file"),
+    ),
+}
+"""Per lane: a result content nesting parts no user message holds, and the part types a user message holds."""
+
+
+def _late(lane: Lane, content: object) -> list[object]:
+    """A call answered, then a second result (holding ``content``) recorded after the model answered."""
+    given = build(lane, [U("go"), A(c("c1")), R("c1", "first"), U("next"), A(t("ok"))])
+    if lane == ANTHROPIC:
+        given.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": content}]})
+    elif lane == RESPONSES:
+        given.append({"type": "function_call_output", "call_id": "c1", "output": content})
+    else:
+        given.append({"role": "tool", "tool_call_id": "c1", "content": content})
+    return given
+
+
+def _delivered_parts(lane: Lane, view_messages: object) -> list[dict[str, object]]:
+    assert isinstance(view_messages, list)
+    last = view_messages[-1]
+    assert isinstance(last, dict)
+    assert last["role"] == "user"
+    parts = last["content"]
+    return [{"type": "text", "text": parts}] if isinstance(parts, str) else list(parts)
+
+
+@pytest.mark.parametrize(("lane", "content"), [(lane, nested) for lane, (nested, _) in _NESTED.items()])
+def test_a_late_result_nesting_a_result_or_a_call_is_delivered_with_them_as_text(
+    lane: Lane, content: list[dict[str, object]]
+) -> None:
+    """Delivered in place, a nested result, call or empty text becomes text: valid where it stands, a fixed point."""
+    view = ensure_tool_turn_invariants(_late(lane, content), lane=lane)
+    assert _forms(view.repairs) == [("duplicate_result_in_place", ("c1",))]
+    assert not view.lossy
+    parts = _delivered_parts(lane, view.messages)
+    holds = _NESTED[lane][1]
+    assert all(part["type"] in holds for part in parts), parts
+    assert all(part["text"] for part in parts if part["type"] in ("text", "input_text")), "no empty text"
+    assert all(part in parts for part in content if part["type"] in holds and part.get("text") != ""), "kept as parts"
+    assert "<inner>" in json.dumps(parts)
+    assert validate(view.messages, lane=lane) == []
+    again = ensure_tool_turn_invariants(view.messages, lane=lane)
+    assert (again.messages, again.repairs) == (view.messages, ())
+
+
+@pytest.mark.parametrize("lane", list(_NESTED))
+@pytest.mark.parametrize("content", [{"rows": ["<kept>"]}, 42])
+def test_a_late_result_whose_content_is_no_list_and_no_string_is_delivered_as_its_json(
+    lane: Lane, content: object
+) -> None:
+    """A late result's content that is neither text nor a list is delivered as its JSON, never dropped or spread."""
+    view = ensure_tool_turn_invariants(_late(lane, content), lane=lane)
+    parts = _delivered_parts(lane, view.messages)
+    assert [part["type"] for part in parts] == [_NESTED[lane][1][0]] * 2
+    assert parts[1]["text"] == json.dumps(content)
+    assert validate(view.messages, lane=lane) == []

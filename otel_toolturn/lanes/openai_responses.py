@@ -35,6 +35,7 @@ from otel_toolturn._view import (
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
+    delivered_parts,
     derive_id,
     fold_contents,
     interrupted,
@@ -44,6 +45,8 @@ from otel_toolturn.lanes._common import (
 CALL_TYPES: Final = ("function_call", "custom_tool_call")
 OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
 _OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+_USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
+"""The content parts a user message item holds, where a delivered output stands."""
 
 
 def _type(item: object) -> object:
@@ -216,15 +219,14 @@ class OpenAIResponses:
         return replace(results[0], output=output)
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
-        """A user message item: a line naming the call, then the output (its parts kept as parts)."""
+        """A user message item: a line naming the call, then the output.
+
+        Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
+        any other part (or an output that is no string and no list) as an ``input_text`` of its JSON.
+        """
         name = field(call.ref, "name")
         heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
-        output = field(result, "output")
-        if isinstance(output, (list, tuple)):
-            content: list[object] = [{"type": "input_text", "text": heading}, *output]
-        else:
-            text = f"{heading}\n{output}" if isinstance(output, str) and output else heading
-            content = [{"type": "input_text", "text": text}]
+        content = delivered_parts(heading, field(result, "output"), _USER_PARTS, "input_text")
         return OTHER, {"type": "message", "role": "user", "content": content}
 
     def write(self, out: Emitted) -> list[object]:
