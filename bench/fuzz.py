@@ -4,8 +4,8 @@ Flavours: ``random`` (any sequence of the lane's items from small id pools, so e
 occurs), ``near`` (clean sessions with one to three faults injected), ``malformed`` (items of the
 wrong type, fields missing or of the wrong type, results nesting parts no user message holds, mixed
 in). The pools include same-object repeats, ids the Anthropic pattern refuses, item ids shared
-across items, reasoning with nothing after it, string and list contents. Gemini transcripts are
-drawn in one spelling each (REST camelCase dicts,
+across items (calls and outputs of different call ids included), reasoning with nothing after it,
+string and list contents. Gemini transcripts are drawn in one spelling each (REST camelCase dicts,
 the SDK's snake_case dicts, or ``google.genai.types.Content`` objects) and add calls with and without
 ids, signed and unsigned, consecutive model contents (one per streamed chunk), responses split over
 contents and text after them. Every text, call argument and result payload is a unique ``<…>`` marker.
@@ -61,8 +61,10 @@ FAILURES: Final = CLASSES[2:]
 _MARKER: Final = re.compile(r"<[a-z]+\d+>")
 _CALL_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0")
 _ITEM_IDS: Final = ("rs_1", "rs_2", "msg_1", "msg_2")
-"""Ids shared by items that are no calls; a call item's own id follows its call id (``fc_<call id>``), so it
-repeats exactly where the call is replayed."""
+"""Ids shared by items that are no calls; a call item's own id mostly follows its call id (``fc_<call id>``), so it
+repeats where the call is replayed, and is sometimes ``_SHARED_ID``, which calls and outputs of other call ids
+carry too (a retry that rewrote the call id and kept the item id)."""
+_SHARED_ID: Final = "fc_0"
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
 UNREPAIRED_RULES: Final = frozenset({"call_turn_position"})
@@ -153,7 +155,7 @@ class _Maker:
                     "arguments": "{}",
                 }
                 if rng.random() < 0.3:
-                    call["id"] = f"fc_{call['call_id']}"
+                    call["id"] = f"fc_{call['call_id']}" if rng.random() < 0.8 else _SHARED_ID
                 call_ids.append(str(call["call_id"]))
                 items.append(call)
         return items
@@ -186,7 +188,10 @@ class _Maker:
             content = INTERRUPTED_RESULT_TEXT if close else self.content("r", "text")
             return {"role": "tool", "tool_call_id": call_id, "content": content}
         output = INTERRUPTED_RESULT_TEXT if close else self.content("r", "input_text")
-        return {"type": "function_call_output", "call_id": call_id, "output": output}
+        item: dict[str, object] = {"type": "function_call_output", "call_id": call_id, "output": output}
+        if rng.random() < 0.05:
+            item["id"] = _SHARED_ID
+        return item
 
     def malformed(self) -> object:
         rng, lane = self.rng, self.lane

@@ -1,9 +1,9 @@
 """Property tests of the law over generated broken transcripts, per lane.
 
 Transcripts are drawn from a small id pool, so interruptions, late and duplicate results, repeated
-calls, reused ids, orphans and interrupted closes all occur; every text and result payload is
-unique, so what survives can be checked id by id, and an assistant message can be found again in
-a view by its payload. Properties: the view validates, a second pass is a no-op, the law is
+calls, reused ids, repeated Responses item ids, orphans and interrupted closes all occur; every text
+and result payload is unique, so what survives can be checked id by id, and an assistant message can
+be found again in a view by its payload. Properties: the view validates, a second pass is a no-op, the law is
 deterministic, nothing is lost unreported, a valid list is its own view, and the view is
 append-stable (what stands ahead of the last assistant message never changes when more is added).
 """
@@ -27,6 +27,8 @@ from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text,
 GEMINI: Lane = "gemini.generate_content"
 
 IDS = ("c0", "c1", "c2", "c3")
+ITEM_IDS = (None, None, "fc_a", "fc_b")
+"""Responses call items' own ids: often none, else from a pool shared by calls of any call id."""
 
 
 @st.composite
@@ -61,7 +63,8 @@ def transcripts(draw: st.DrawFn, lane: Lane, ids: tuple[str, ...] = IDS, tag: st
                         blocks.append(Thinking(f"<th{n}>"))
                 else:
                     signed = lane != GEMINI or draw(st.booleans())
-                    blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed))
+                    item_id = draw(st.sampled_from(ITEM_IDS)) if lane == "openai.responses" else None
+                    blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed, item_id=item_id))
             events.append(A(*blocks))
     return events
 

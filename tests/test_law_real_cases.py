@@ -146,16 +146,16 @@ def test_case_9_chained_responses_keep_outputs_for_server_held_calls() -> None:
 
 
 def test_case_10_replayed_items_get_unique_ids() -> None:
-    """Items replayed twice no longer repeat call ids or item ids, and nothing is dropped."""
+    """Items replayed twice no longer repeat call ids or item ids (the replay sent without its id); nothing dropped."""
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "call_1", "output": "done"}
     given: list[object] = [{"role": "user", "content": "q"}, call, output, call, output]
     assert {v.rule for v in validate(given, lane="openai.responses")} >= {"duplicate_item"}
     view = ensure_tool_turn_invariants(given, lane="openai.responses")
-    assert _forms(view.repairs) == [("reused_id", ("call_1",))]
+    assert _forms(view.repairs) == [("reused_id", ("call_1",)), ("duplicate_item_id", ("call_1",))]
     assert not view.lossy
     assert validate(view.messages, lane="openai.responses") == []
-    assert view.messages[3] == {**call, "id": "fc_1_2", "call_id": "call_1_2"}
+    assert view.messages[3] == {"type": "function_call", "call_id": "call_1_2", "name": "f", "arguments": "{}"}
 
 
 @pytest.mark.parametrize("lane", LANES)
@@ -286,6 +286,54 @@ def test_a_run_opening_with_reasoning_without_an_id_is_read_to_its_end() -> None
 
 
 RESPONSES: Lane = "openai.responses"
+_OUTPUT_TYPE = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
+
+
+def _output(kind: str, call_id: str, output: str, **more: object) -> dict[str, object]:
+    return {"type": _OUTPUT_TYPE[kind], "call_id": call_id, "output": output, **more}
+
+
+@pytest.mark.parametrize("kind", list(_OUTPUT_TYPE))
+def test_a_retried_call_item_keeping_its_item_id_is_sent_without_it(kind: str) -> None:
+    """A call item of a new call id repeating an item `id` is kept without it (`duplicate_item_id`, not lossy)."""
+    fields = {"arguments": "{}"} if kind == "function_call" else {"input": "x"}
+    first = {"type": kind, "id": "fc_1", "call_id": "c1", "name": "f", **fields}
+    retry = {**first, "call_id": "c2"}
+    given: list[object] = [{"role": "user", "content": "go"}, first, _output(kind, "c1", "a"), retry]
+    given.append(_output(kind, "c2", "b"))
+    assert "duplicate_item" in {v.rule for v in validate(given, lane=RESPONSES)}
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c2",))]
+    assert not view.lossy
+    assert list(view.messages) == [*given[:3], {k: v for k, v in retry.items() if k != "id"}, given[4]]
+    assert all(a is b for a, b in zip(view.messages[:3], given[:3], strict=True)), "the first use keeps its id"
+    assert validate(view.messages, lane=RESPONSES) == []
+    again = ensure_tool_turn_invariants(view.messages, lane=RESPONSES)
+    assert (again.messages, again.repairs) == (view.messages, ())
+    assert retry["id"] == "fc_1", "the caller's item is untouched"
+
+
+def test_an_output_item_repeating_an_item_id_keeps_its_output_without_it() -> None:
+    """An output item whose `id` repeats an earlier item's is kept, output and all, without that `id`."""
+    call = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
+    given: list[object] = [{"role": "user", "content": "go"}, call, _output("function_call", "c1", "a", id="fc_1")]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c1",))]
+    assert list(view.messages) == [*given[:2], _output("function_call", "c1", "a")]
+    assert validate(view.messages, lane=RESPONSES) == []
+
+
+def test_a_replayed_reasoning_item_is_left_out_and_the_retried_call_after_it_kept() -> None:
+    """Reasoning repeating an id is left out (its id is required); the retried call after it stays, without its id."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    first = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
+    retry = {**first, "call_id": "c2"}
+    given: list[object] = [{"role": "user", "content": "go"}, reasoning, first, _output("function_call", "c1", "a")]
+    given += [reasoning, retry, _output("function_call", "c2", "b")]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c2",)), ("duplicate_item", ("rs_1",))]
+    assert list(view.messages) == [*given[:4], {k: v for k, v in retry.items() if k != "id"}, given[6]]
+    assert validate(view.messages, lane=RESPONSES) == []
 
 
 _NESTED: dict[Lane, tuple[list[dict[str, object]], tuple[str, ...]]] = {

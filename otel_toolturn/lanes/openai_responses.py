@@ -8,8 +8,16 @@ is left out, the reasoning directly ahead of it goes with it (inside the same lo
 and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
 items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
 assistant messages and reasoning they are what the model produced (replies). An item that is no
-call and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after it to belong
-to, are read as refused where they stand (the law leaves them out, reported).
+call and no output and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after
+it to belong to, are read as refused where they stand (the law leaves them out, reported).
+
+A call or output item whose ``id`` repeats an earlier item's (a retry that rewrote the ``call_id``
+and kept the item id, or an item replayed) is kept, read without that ``id`` (``duplicate_item_id``,
+not lossy): the item carries the call and what the model reads, and ``id`` is optional on an input
+call or output item, where the API takes an item without one as sent. A derived id instead would name
+an item the server never stored, and the server looks an item id up (``Item with id … not found``
+when it did not store it). The first item to use an id keeps it and only later repeats lose theirs,
+so an item appended later never changes an earlier one.
 """
 
 from __future__ import annotations
@@ -31,8 +39,9 @@ from otel_toolturn._view import (
     field,
     in_place_heading,
     replace,
+    without,
 )
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Lane, RepairForm
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -101,9 +110,11 @@ class OpenAIResponses:
     def read(self, messages: Sequence[object]) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result; model output replies.
 
-        Refused where they stand: an item that is no call and repeats an earlier item's ``id`` (a
-        replayed reasoning item ends the run it stood in), and reasoning that only reasoning, then the
-        end or an output, follows.
+        Refused where they stand: an item that is no call and no output and repeats an earlier item's
+        ``id`` (a replayed reasoning item ends the run it stood in), and reasoning that only reasoning,
+        then the end or an output, follows. A call or output item that repeats an earlier item's ``id``
+        is read without it, marked ``duplicate_item_id`` (a call that repeats a call id of its own run
+        is left whole: the law leaves it out).
         """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
@@ -114,9 +125,13 @@ class OpenAIResponses:
             kind = item.get("type") if type(item) is dict else _type(item)
             item_id = _item_id(item)
             if kind in OUTPUT_TYPES:
-                if item_id:
+                call_id = result_id_of(item, "call_id")
+                if item_id in seen:
+                    view.marks[len(units)] = ("duplicate_item_id", call_id or "")
+                    item = without(item, "id", index)
+                elif item_id:
                     seen.add(item_id)
-                ids[len(units)] = result_id_of(item, "call_id")
+                ids[len(units)] = call_id
                 units.append(item)
                 kinds.append(RESULT)
                 index += 1
@@ -130,17 +145,25 @@ class OpenAIResponses:
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
                 first = index
                 calls: list[Call] = []
+                run: list[object] = []
+                marks: list[tuple[RepairForm, str]] = []
                 while index < stop:
                     inner = messages[index]
                     kind = _type(inner)
+                    inner_id = _item_id(inner)
                     if kind in CALL_TYPES:
-                        calls.append(Call(call_id_of(inner, "call_id", index, f"{kind} item"), inner))
-                    elif not (kind == "reasoning" and _leads_to_call(messages, index)) or _item_id(inner) in seen:
+                        call_id = call_id_of(inner, "call_id", index, f"{kind} item")
+                        if inner_id in seen and all(call.call_id != call_id for call in calls):
+                            marks.append(("duplicate_item_id", call_id))
+                            inner = without(inner, "id", index)
+                        calls.append(Call(call_id, inner))
+                    elif not (kind == "reasoning" and _leads_to_call(messages, index)) or inner_id in seen:
                         break
-                    if _item_id(inner):
-                        seen.add(_item_id(inner))
+                    if inner_id:
+                        seen.add(inner_id)
+                    run.append(inner)
                     index += 1
-                units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
+                units.append(Turn(position=first, calls=calls, items=tuple(run), marks=tuple(marks)))
                 kinds.append(TURN)
                 continue
             if item_id:
@@ -183,15 +206,8 @@ class OpenAIResponses:
         return [result for result, _ in results]
 
     def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
-        """The call item under ``new_id``.
-
-        Its item ``id`` stays as sent (it may name what the server stored) unless it is the very id of
-        an earlier call item that used the same call id (an item replayed): then it is derived the same way.
-        """
-        item_id = field(call.ref, "id")
-        if isinstance(item_id, str) and item_id and any(field(c.ref, "id") == item_id for c in repeats):
-            suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
-            return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
+        """The call item under ``new_id``; its item ``id`` as read (a repeated one was already removed)."""
+        del repeats  # a replayed item's repeated id is the reading's concern
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
