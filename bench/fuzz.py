@@ -2,8 +2,9 @@
 
 Flavours: ``random`` (any sequence of the lane's items from small id pools, so every break
 occurs), ``near`` (clean sessions with one to three faults injected), ``malformed`` (items of the
-wrong type, fields missing or of the wrong type, mixed in). The pools include same-object repeats,
-ids the Anthropic pattern refuses, item ids shared across items, reasoning with nothing after it,
+wrong type, fields missing or of the wrong type, results nesting parts no user message holds, mixed
+in). The pools include same-object repeats, ids the Anthropic pattern refuses, item ids shared
+across items (calls and outputs of different call ids included), reasoning with nothing after it,
 string and list contents. Gemini transcripts are drawn in one spelling each (REST camelCase dicts,
 the SDK's snake_case dicts, or ``google.genai.types.Content`` objects) and add calls with and without
 ids, signed and unsigned, consecutive model contents (one per streamed chunk), responses split over
@@ -60,8 +61,10 @@ FAILURES: Final = CLASSES[2:]
 _MARKER: Final = re.compile(r"<[a-z]+\d+>")
 _CALL_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0")
 _ITEM_IDS: Final = ("rs_1", "rs_2", "msg_1", "msg_2")
-"""Ids shared by items that are no calls; a call item's own id follows its call id (``fc_<call id>``), so it
-repeats exactly where the call is replayed."""
+"""Ids shared by items that are no calls; a call item's own id mostly follows its call id (``fc_<call id>``), so it
+repeats where the call is replayed, and is sometimes ``_SHARED_ID``, which calls and outputs of other call ids
+carry too (a retry that rewrote the call id and kept the item id)."""
+_SHARED_ID: Final = "fc_0"
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
 UNREPAIRED_RULES: Final = frozenset({"call_turn_position"})
@@ -152,7 +155,7 @@ class _Maker:
                     "arguments": "{}",
                 }
                 if rng.random() < 0.3:
-                    call["id"] = f"fc_{call['call_id']}"
+                    call["id"] = f"fc_{call['call_id']}" if rng.random() < 0.8 else _SHARED_ID
                 call_ids.append(str(call["call_id"]))
                 items.append(call)
         return items
@@ -185,7 +188,10 @@ class _Maker:
             content = INTERRUPTED_RESULT_TEXT if close else self.content("r", "text")
             return {"role": "tool", "tool_call_id": call_id, "content": content}
         output = INTERRUPTED_RESULT_TEXT if close else self.content("r", "input_text")
-        return {"type": "function_call_output", "call_id": call_id, "output": output}
+        item: dict[str, object] = {"type": "function_call_output", "call_id": call_id, "output": output}
+        if rng.random() < 0.05:
+            item["id"] = _SHARED_ID
+        return item
 
     def malformed(self) -> object:
         rng, lane = self.rng, self.lane
@@ -196,23 +202,43 @@ class _Maker:
             lambda: {"role": "user", "content": bad},
         ]
         if lane == "anthropic.messages":
+            nested: list[object] = [
+                {"type": "tool_result", "tool_use_id": self.call_id(), "content": self.marker("r")},
+                {"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}},
+                {"type": "text", "text": ""},
+                bad,
+            ]
             shapes += [
                 lambda: {"role": "assistant", "content": [{"type": "tool_use", "id": bad, "name": "f", "input": {}}]},
                 lambda: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": bad, "content": "x"}]},
                 lambda: {"role": "assistant", "content": [bad]},
+                lambda: {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": self.call_id(), "content": [rng.choice(nested)]}
+                    ],
+                },
             ]
         elif lane == "openai.chat_completions":
+            nested = [{"type": "refusal", "refusal": self.marker("r")}, {"k": self.marker("r")}, bad]
             shapes += [
                 lambda: {"role": "assistant", "tool_calls": bad},
                 lambda: {"role": "assistant", "tool_calls": [{"id": bad, "function": {"name": "f"}}]},
                 lambda: {"role": "tool", "tool_call_id": bad, "content": "x"},
+                lambda: {"role": "tool", "tool_call_id": self.call_id(), "content": rng.choice([nested, *nested])},
             ]
         else:
+            nested = [{"type": "function_call_output", "call_id": self.call_id(), "output": self.marker("r")}, bad]
             shapes += [
                 lambda: {"type": "function_call", "call_id": bad, "name": "f", "arguments": "{}"},
                 lambda: {"type": "function_call_output", "call_id": bad, "output": "x"},
                 lambda: {"type": bad},
                 lambda: {"type": "reasoning", "id": bad, "summary": []},
+                lambda: {
+                    "type": "function_call_output",
+                    "call_id": self.call_id(),
+                    "output": rng.choice([nested, *nested]),
+                },
             ]
         return rng.choice(shapes)()
 

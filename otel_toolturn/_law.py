@@ -28,20 +28,26 @@ For every assistant message (Responses: every run of call items) that carries to
 (iii) a result recorded after the window (the model answered in between, over the close it was
       shown) is not moved up: the call keeps what the model saw, and the result is delivered where
       it stands as text naming the call, its content kept (``late_result_in_place``; for a call
-      that already had a result the model saw, ``duplicate_result_in_place``). An interrupted close
+      that already had a result the model saw, ``duplicate_result_in_place``): parts a user message
+      holds stay parts, any other (a result or a call nested in the content) becomes text of its
+      JSON, so a delivery never stands as a result or a call of its own. An interrupted close
       recorded there carries no outcome and is left out under the same form. Neither is lossy.
 (iv)  every result answers a call: a result with no EARLIER assistant message emitting its id (its
       call is gone, or it was recorded ahead of its call) is left out (``orphan_result``, lossy).
 (v)   an item the wire cannot hold where it stands and no rule places, as the lane reads it, is left
-      out (Responses: an item whose ``id`` repeats an earlier item's, ``duplicate_item``; a
-      ``reasoning`` item with nothing after it to belong to, ``dangling_reasoning``; both lossy).
+      out (Responses: an item, no call and no output, whose ``id`` repeats an earlier item's,
+      ``duplicate_item``; a ``reasoning`` item with nothing after it to belong to,
+      ``dangling_reasoning``; both lossy).
 (vi)  what the lane's reading marks on a turn's own items or on a unit that stays where it stands is
-      restored by the lane's writing and reported (Gemini: a call step whose first call carries no
-      thought signature gets the provider's placeholder, ``placeholder_signature``; text that stood
-      after the function responses of its content goes ahead of them, ``text_after_results``; neither
-      lossy). Both read one content or one call step alone, so neither can change once the model has
-      answered. Gemini also needs a turn's results in ONE content: a result that opens a later
-      content than the results right before it is not in place, and is moved up (``late_result``).
+      restored by the lane and reported (Gemini: a call step whose first call carries no thought
+      signature gets the provider's placeholder, ``placeholder_signature``; text that stood after the
+      function responses of its content goes ahead of them, ``text_after_results``; Responses: a call
+      or output item whose ``id`` repeats an earlier item's is sent without that optional ``id``,
+      ``duplicate_item_id``; none lossy). The Gemini forms read one content or one call step alone,
+      and ``duplicate_item_id`` the items before it (the first use keeps its id), so none can change
+      once the model has answered. Gemini also needs a turn's results in ONE content: a result that
+      opens a later content than the results right before it is not in place, and is moved up
+      (``late_result``).
 
 Responses accepts an output anywhere after its call, so there nothing moves: a run's window is what
 stands after it up to the next item the model produced, as in the other lanes; a call's first output
@@ -80,7 +86,8 @@ per form of (v) and of the units (vi) marks.
 
 What it deliberately does not do: repair what the lane's provider accepts (a list ``validate``
 passes comes back as the very same object, with no repairs); look at tool names; change a block
-or item it does not repair (thinking blocks, reasoning items and item ids stay as sent); remember
+or item it does not repair (thinking blocks, reasoning items and item ids that do not repeat stay as
+sent); remember
 anything between calls — every call reads the transcript as it is.
 
 Identity and determinism: nothing to restore ⇒ the very same list object; untouched items are the
@@ -123,6 +130,7 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "placeholder_signature",
     "reused_id",
     "invalid_id",
+    "duplicate_item_id",
     "late_result",
     "duplicate_result",
     "missing_result",
@@ -137,7 +145,8 @@ class ToolTurnRepair:
 
     ``tool_call_ids``: the calls concerned, in call order — every call of the message for
     ``trailing_text``; the repeated ids for ``duplicate_call`` and ``reused_id``; the refused ids
-    (as sent) for ``invalid_id``; the ids of the
+    (as sent) for ``invalid_id``; the call ids the items carry or answer for ``duplicate_item_id``;
+    the item ids for ``duplicate_item`` and ``dangling_reasoning``; the ids of the
     results left out, once each, in transcript order, for ``orphan_result``; otherwise the calls
     whose result was moved up, synthesised, folded or delivered in place.
     """

@@ -13,8 +13,8 @@ outcome back. The view knows no wire format; the law knows no lane.
   untouched — it ends the window in which a result may still move up to its call;
 - anything else, carried untouched as the wire item itself.
 
-Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace``,
-which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
+Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace`` /
+``without``, which read and copy both plain dicts and the SDKs' own typed objects without mutating either.
 """
 
 from __future__ import annotations
@@ -88,6 +88,22 @@ def replace(obj: object, position: int | None = None, **updates: object) -> obje
     )
 
 
+def without(obj: object, name: str, position: int | None = None) -> object:
+    """A copy of ``obj`` with the field ``name`` absent; ``obj`` itself is never mutated.
+
+    Dicts are copied without the key; a pydantic model gets ``None`` there and the field unset, so an
+    SDK that sends only the fields set (``exclude_unset``) leaves it out; a dataclass gets ``None``.
+    Anything else is rejected, as by ``replace``.
+    """
+    if isinstance(obj, Mapping):
+        return {key: value for key, value in obj.items() if key != name}
+    copied = replace(obj, position, **{name: None})
+    fields_set = getattr(copied, "model_fields_set", None)
+    if isinstance(fields_set, set):
+        fields_set.discard(name)
+    return copied
+
+
 class Call:
     """One client tool call: its id and the wire object carrying it.
 
@@ -120,8 +136,9 @@ class Turn:
     trailing: bool = False
     """Whether a non-call block stands after the first call (Anthropic; the other lanes keep them apart)."""
     marks: tuple[tuple[RepairForm, str], ...] = ()
-    """What the lane's ``write_turn`` restores on the turn's own items, as ``(form, call id to report)``
-    (Gemini: ``placeholder_signature``); a marked turn is rewritten."""
+    """What the lane restores on the turn's own items, as ``(form, call id to report)`` (Gemini:
+    ``placeholder_signature``, by ``write_turn``; Responses: ``duplicate_item_id``, a call item already
+    read without its repeated ``id`` in ``items``); a marked turn is rewritten."""
 
 
 OTHER: Final = 0
@@ -154,8 +171,9 @@ class View:
     """Units the wire cannot hold where they stand and no rule places (Responses: a repeated item id, reasoning
     with nothing to belong to): the form they are left out under, and the id to report."""
     marks: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
-    """Units kept where they stand that the lane's ``write`` lays out anew (Gemini: text that stood after the
-    responses of its content, ``text_after_results``): the form they are reported under, and the id to report."""
+    """Units kept where they stand that the lane restores (Gemini: text that stood after the responses of its
+    content, ``text_after_results``, laid out anew by ``write``; Responses: an output item read without its
+    repeated ``id``, ``duplicate_item_id``): the form they are reported under, and the id to report."""
     apart: set[int] = dataclasses.field(default_factory=set)
     """Results that open a later wire message than the results right before them, where the lane needs a
     turn's results in one message (Gemini): they are not in place, so they are moved up beside the others."""

@@ -10,9 +10,11 @@ its keys are the whole vocabulary.
   ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
   two forms of a result recorded after the model had answered its call's turn, delivered where it
   stands instead of moved up (``late_result_in_place``: the call had no result the model saw;
-  ``duplicate_result_in_place``: it had one); and two Responses forms of items the API refuses
-  where they stand: ``duplicate_item`` (an item whose ``id`` repeats an earlier item's) and
-  ``dangling_reasoning`` (a ``reasoning`` item with nothing after it that it could belong to); and
+  ``duplicate_result_in_place``: it had one); and three Responses forms of items the API refuses
+  where they stand: ``duplicate_item`` (an item, no call and no output, whose ``id`` repeats an
+  earlier item's), ``duplicate_item_id`` (a call or output item whose ``id`` repeats an earlier
+  item's: the item stays, without that optional ``id``) and ``dangling_reasoning`` (a
+  ``reasoning`` item with nothing after it that it could belong to); and
   two Gemini forms: ``placeholder_signature`` (the first call of a call step carried no thought
   signature, so it gets the provider's documented placeholder that skips the check) and
   ``text_after_results`` (text that stood after the function responses of a user content moved
@@ -42,6 +44,7 @@ RepairForm = Literal[
     "late_result_in_place",
     "duplicate_result_in_place",
     "duplicate_item",
+    "duplicate_item_id",
     "dangling_reasoning",
     "placeholder_signature",
     "text_after_results",
@@ -61,6 +64,7 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "late_result_in_place": False,
         "duplicate_result_in_place": False,
         "duplicate_item": True,
+        "duplicate_item_id": False,
         "dangling_reasoning": True,
         "placeholder_signature": False,
         "text_after_results": False,

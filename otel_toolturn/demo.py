@@ -71,6 +71,7 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
         "reused_id": "a reused call id renamed",
         "invalid_id": "a call id the provider's pattern refuses renamed",
         "duplicate_item": "an item replayed under the same id left out",
+        "duplicate_item_id": "a call or output item sent without the item id it repeated",
         "dangling_reasoning": "reasoning with nothing after it left out",
         "placeholder_signature": "the documented placeholder set on a call that lost its thought signature",
         "text_after_results": "text after the function responses moved ahead of them",

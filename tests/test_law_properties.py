@@ -1,13 +1,13 @@
 """Property tests of the law over generated broken transcripts, per lane.
 
 Transcripts are drawn from a small id pool, so interruptions, late and duplicate results, repeated
-calls, reused ids, orphans and interrupted closes all occur; every text and result payload is
-unique, so what survives can be checked id by id, and an assistant message can be found again in
-a view by its payload. Properties: the view validates, a second pass is a no-op, the law is
-deterministic, nothing is lost unreported, a session whose every request was valid is its own view,
-and the view is append-stable: for any T, model answer A and suffix Δ, view(T + [A] + Δ) starts
-with view(T) (the one case the lists alone cannot tell, an answer of calls only right after an
-unanswered run, is left out here and shown in tests/test_law_append_stable.py).
+calls, reused ids, repeated Responses item ids, orphans and interrupted closes all occur; every
+text and result payload is unique, so what survives can be checked id by id, and an assistant
+message can be found again in a view by its payload. Properties: the view validates, a second pass
+is a no-op, the law is deterministic, nothing is lost unreported, a session whose every request was
+valid is its own view, and the view is append-stable: for any T, model answer A and suffix Δ,
+view(T + [A] + Δ) starts with view(T) (the one case the lists alone cannot tell, an answer of calls
+only right after an unanswered run, is left out here and shown in tests/test_law_append_stable.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text,
 GEMINI: Lane = "gemini.generate_content"
 
 IDS = ("c0", "c1", "c2", "c3")
+ITEM_IDS = (None, None, "fc_a", "fc_b")
+"""Responses call items' own ids: often none, else from a pool shared by calls of any call id."""
 
 
 @st.composite
@@ -75,7 +77,8 @@ def _answer(
                 blocks.append(Thinking(f"<th{n}>"))
         else:
             signed = lane != GEMINI or draw(st.booleans())
-            blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed))
+            item_id = draw(st.sampled_from(ITEM_IDS)) if lane == "openai.responses" else None
+            blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed, item_id=item_id))
     return A(*blocks)
 
 

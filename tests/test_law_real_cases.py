@@ -150,16 +150,16 @@ def test_case_9_chained_responses_keep_outputs_for_server_held_calls() -> None:
 
 
 def test_case_10_replayed_items_get_unique_ids() -> None:
-    """Items replayed twice no longer repeat call ids or item ids, and nothing is dropped."""
+    """Items replayed twice no longer repeat call ids or item ids (the replay sent without its id); nothing dropped."""
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "call_1", "output": "done"}
     given: list[object] = [{"role": "user", "content": "q"}, call, output, call, output]
     assert {v.rule for v in validate(given, lane="openai.responses")} >= {"duplicate_item"}
     view = ensure_tool_turn_invariants(given, lane="openai.responses")
-    assert _forms(view.repairs) == [("reused_id", ("call_1",))]
+    assert _forms(view.repairs) == [("reused_id", ("call_1",)), ("duplicate_item_id", ("call_1",))]
     assert not view.lossy
     assert validate(view.messages, lane="openai.responses") == []
-    assert view.messages[3] == {**call, "id": "fc_1_2", "call_id": "call_1_2"}
+    assert view.messages[3] == {"type": "function_call", "call_id": "call_1_2", "name": "f", "arguments": "{}"}
 
 
 @pytest.mark.parametrize("lane", LANES)
@@ -287,3 +287,132 @@ def test_a_run_opening_with_reasoning_without_an_id_is_read_to_its_end() -> None
     ]
     view = ensure_tool_turn_invariants(given, lane="openai.responses")
     assert view.messages is given
+
+
+RESPONSES: Lane = "openai.responses"
+_OUTPUT_TYPE = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
+
+
+def _output(kind: str, call_id: str, output: str, **more: object) -> dict[str, object]:
+    return {"type": _OUTPUT_TYPE[kind], "call_id": call_id, "output": output, **more}
+
+
+@pytest.mark.parametrize("kind", list(_OUTPUT_TYPE))
+def test_a_retried_call_item_keeping_its_item_id_is_sent_without_it(kind: str) -> None:
+    """A call item of a new call id repeating an item `id` is kept without it (`duplicate_item_id`, not lossy)."""
+    fields = {"arguments": "{}"} if kind == "function_call" else {"input": "x"}
+    first = {"type": kind, "id": "fc_1", "call_id": "c1", "name": "f", **fields}
+    retry = {**first, "call_id": "c2"}
+    given: list[object] = [{"role": "user", "content": "go"}, first, _output(kind, "c1", "a"), retry]
+    given.append(_output(kind, "c2", "b"))
+    assert "duplicate_item" in {v.rule for v in validate(given, lane=RESPONSES)}
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c2",))]
+    assert not view.lossy
+    assert list(view.messages) == [*given[:3], {k: v for k, v in retry.items() if k != "id"}, given[4]]
+    assert all(a is b for a, b in zip(view.messages[:3], given[:3], strict=True)), "the first use keeps its id"
+    assert validate(view.messages, lane=RESPONSES) == []
+    again = ensure_tool_turn_invariants(view.messages, lane=RESPONSES)
+    assert (again.messages, again.repairs) == (view.messages, ())
+    assert retry["id"] == "fc_1", "the caller's item is untouched"
+
+
+def test_an_output_item_repeating_an_item_id_keeps_its_output_without_it() -> None:
+    """An output item whose `id` repeats an earlier item's is kept, output and all, without that `id`."""
+    call = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
+    given: list[object] = [{"role": "user", "content": "go"}, call, _output("function_call", "c1", "a", id="fc_1")]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c1",))]
+    assert list(view.messages) == [*given[:2], _output("function_call", "c1", "a")]
+    assert validate(view.messages, lane=RESPONSES) == []
+
+
+def test_a_replayed_reasoning_item_is_left_out_and_the_retried_call_after_it_kept() -> None:
+    """Reasoning repeating an id is left out (its id is required); the retried call after it stays, without its id."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    first = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
+    retry = {**first, "call_id": "c2"}
+    given: list[object] = [{"role": "user", "content": "go"}, reasoning, first, _output("function_call", "c1", "a")]
+    given += [reasoning, retry, _output("function_call", "c2", "b")]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert _forms(view.repairs) == [("duplicate_item_id", ("c2",)), ("duplicate_item", ("rs_1",))]
+    assert list(view.messages) == [*given[:4], {k: v for k, v in retry.items() if k != "id"}, given[6]]
+    assert validate(view.messages, lane=RESPONSES) == []
+
+
+_NESTED: dict[Lane, tuple[list[dict[str, object]], tuple[str, ...]]] = {
+    ANTHROPIC: (
+        [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "<inner>"},
+            {"type": "tool_use", "id": "c9", "name": "g", "input": {"q": "<call>"}},
+            {"type": "text", "text": ""},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/<image>.png"}},
+        ],
+        ("text", "image", "document", "search_result"),
+    ),
+    "openai.chat_completions": (
+        [{"type": "refusal", "refusal": "<inner>"}, {"type": "text", "text": "<kept>"}],
+        ("text", "image_url", "input_audio", "file"),
+    ),
+    RESPONSES: (
+        [
+            {"type": "function_call_output", "call_id": "c1", "output": "<inner>"},
+            {"type": "input_image", "image_url": "https://example.com/<image>.png"},
+        ],
+        ("input_text", "input_image", "input_file"),
+    ),
+}
+"""Per lane: a result content nesting parts no user message holds, and the part types a user message holds."""
+
+
+def _late(lane: Lane, content: object) -> list[object]:
+    """A call answered, then a second result (holding ``content``) recorded after the model answered."""
+    given = build(lane, [U("go"), A(c("c1")), R("c1", "first"), U("next"), A(t("ok"))])
+    if lane == ANTHROPIC:
+        given.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": content}]})
+    elif lane == RESPONSES:
+        given.append({"type": "function_call_output", "call_id": "c1", "output": content})
+    else:
+        given.append({"role": "tool", "tool_call_id": "c1", "content": content})
+    return given
+
+
+def _delivered_parts(lane: Lane, view_messages: object) -> list[dict[str, object]]:
+    assert isinstance(view_messages, list)
+    last = view_messages[-1]
+    assert isinstance(last, dict)
+    assert last["role"] == "user"
+    parts = last["content"]
+    return [{"type": "text", "text": parts}] if isinstance(parts, str) else list(parts)
+
+
+@pytest.mark.parametrize(("lane", "content"), [(lane, nested) for lane, (nested, _) in _NESTED.items()])
+def test_a_late_result_nesting_a_result_or_a_call_is_delivered_with_them_as_text(
+    lane: Lane, content: list[dict[str, object]]
+) -> None:
+    """Delivered in place, a nested result, call or empty text becomes text: valid where it stands, a fixed point."""
+    view = ensure_tool_turn_invariants(_late(lane, content), lane=lane)
+    assert _forms(view.repairs) == [("duplicate_result_in_place", ("c1",))]
+    assert not view.lossy
+    parts = _delivered_parts(lane, view.messages)
+    holds = _NESTED[lane][1]
+    assert all(part["type"] in holds for part in parts), parts
+    assert all(part["text"] for part in parts if part["type"] in ("text", "input_text")), "no empty text"
+    assert all(part in parts for part in content if part["type"] in holds and part.get("text") != ""), "kept as parts"
+    assert "<inner>" in json.dumps(parts)
+    assert validate(view.messages, lane=lane) == []
+    again = ensure_tool_turn_invariants(view.messages, lane=lane)
+    assert (again.messages, again.repairs) == (view.messages, ())
+
+
+@pytest.mark.parametrize("lane", list(_NESTED))
+@pytest.mark.parametrize("content", [{"rows": ["<kept>"]}, 42])
+def test_a_late_result_whose_content_is_no_list_and_no_string_is_delivered_as_its_json(
+    lane: Lane, content: object
+) -> None:
+    """A late result's content that is neither text nor a list is delivered as its JSON, never dropped or spread."""
+    view = ensure_tool_turn_invariants(_late(lane, content), lane=lane)
+    parts = _delivered_parts(lane, view.messages)
+    assert [part["type"] for part in parts] == [_NESTED[lane][1][0]] * 2
+    assert parts[1]["text"] == json.dumps(content)
+    assert validate(view.messages, lane=lane) == []

@@ -41,6 +41,8 @@ class CallBlock:
     arguments: str = "{}"
     signed: bool = True
     """Gemini: whether the call carries a thought signature when it is the first call of its message."""
+    item_id: str | None = None
+    """Responses: the call item's own ``id`` (default: none)."""
 
 
 Block = Text | Thinking | CallBlock
@@ -107,8 +109,10 @@ def th(text: str, item_id: str | None = None) -> Thinking:
     return Thinking(text, item_id)
 
 
-def c(call_id: str, name: str = "f", arguments: str = "{}", *, signed: bool = True) -> CallBlock:
-    return CallBlock(call_id, name, arguments, signed)
+def c(
+    call_id: str, name: str = "f", arguments: str = "{}", *, signed: bool = True, item_id: str | None = None
+) -> CallBlock:
+    return CallBlock(call_id, name, arguments, signed, item_id)
 
 
 def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bool = False) -> list[object]:
@@ -222,14 +226,15 @@ def _responses(event: Event, number: int) -> list[object]:
                     }
                 )
             else:
-                items.append(
-                    {
-                        "type": "function_call",
-                        "call_id": block.call_id,
-                        "name": block.name,
-                        "arguments": block.arguments,
-                    }
-                )
+                call: dict[str, object] = {
+                    "type": "function_call",
+                    "call_id": block.call_id,
+                    "name": block.name,
+                    "arguments": block.arguments,
+                }
+                if block.item_id is not None:
+                    call["id"] = block.item_id
+                items.append(call)
         return items
     if isinstance(event, R):
         return [{"type": "function_call_output", "call_id": event.call_id, "output": event.output}]

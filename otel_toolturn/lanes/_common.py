@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeGuard
@@ -78,6 +79,43 @@ def fold_contents(contents: Sequence[object], text_part: Callable[[str], object]
             parts.extend(content)
         else:
             parts.append(content)
+    return parts
+
+
+def json_text(value: object) -> str:
+    """``value`` as text: a non-empty string as it is; anything else as JSON (SDK objects through ``model_dump``)."""
+    if isinstance(value, str) and value:
+        return value
+
+    def plain(obj: object) -> object:
+        model_dump = getattr(obj, "model_dump", None)
+        return model_dump(mode="json") if callable(model_dump) else str(obj)
+
+    return json.dumps(value, ensure_ascii=False, default=plain)
+
+
+def delivered_parts(heading: str, content: object, holds: frozenset[str], text_type: str) -> list[object]:
+    """A result delivered where it stands, as the parts of a user message: ``heading``, then every byte of ``content``.
+
+    A string content (or none) shares the heading's text part. A list's parts, or one other value as
+    one part, follow: a part of a type in ``holds`` as it is (a ``text_type`` part only with non-empty
+    text), any other (a result or a call nested in the result, an empty text, a value that is no
+    part) as a text part holding its ``json_text``. So the parts are valid where they stand, and
+    nothing the result held stands there as a result or a call of its own.
+
+    >>> delivered_parts("[late]", [{"type": "tool_result", "tool_use_id": "c1"}], frozenset({"text"}), "text")[1]
+    {'type': 'text', 'text': '{"type": "tool_result", "tool_use_id": "c1"}'}
+    """
+    if content is None or isinstance(content, str):
+        return [{"type": text_type, "text": f"{heading}\n{content}" if content else heading}]
+    parts: list[object] = [{"type": text_type, "text": heading}]
+    for part in content if is_list(content) else (content,):
+        kind = field(part, "type")
+        text = field(part, "text")
+        if isinstance(kind, str) and kind in holds and (kind != text_type or (isinstance(text, str) and text)):
+            parts.append(part)
+        else:
+            parts.append({"type": text_type, "text": json_text(part)})
     return parts
 
 

@@ -32,6 +32,7 @@ from otel_toolturn._view import (
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
+    delivered_parts,
     derive_id,
     fits_anthropic_id,
     fold_contents,
@@ -40,6 +41,9 @@ from otel_toolturn.lanes._common import (
     result_id_of,
     role_of,
 )
+
+_USER_BLOCKS: Final = frozenset({"text", "image", "document", "search_result"})
+"""The blocks a ``tool_result`` content holds that a user message holds too, where a delivered result stands."""
 
 
 def _blocks(message: object) -> object:
@@ -194,17 +198,15 @@ class AnthropicMessages:
         return replace(results[0], content=content)
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
-        """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks."""
+        """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks.
+
+        A block a user message holds (text, image, document, search result) is kept as it is; any other
+        (a ``tool_result`` or ``tool_use`` nested in the content, an empty text) as a text block of its JSON.
+        """
         heading = in_place_heading(
             call.call_id, _name(call.ref), second=second, error=field(result, "is_error") is True
         )
-        content = field(result, "content")
-        if isinstance(content, str) or content is None:
-            text = f"{heading}\n{content}" if content else heading
-            return PART, ({"type": "text", "text": text},)
-        blocks: list[object] = [{"type": "text", "text": heading}]
-        blocks.extend(content if is_list(content) else [content])
-        return PART, tuple(blocks)
+        return PART, tuple(delivered_parts(heading, field(result, "content"), _USER_BLOCKS, "text"))
 
     def write(self, out: Emitted) -> list[object]:
         """Whole messages as they are; result and part runs regrouped into user messages.

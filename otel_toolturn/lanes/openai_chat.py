@@ -30,6 +30,7 @@ from otel_toolturn._view import (
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
+    delivered_parts,
     derive_id,
     fold_contents,
     interrupted,
@@ -37,6 +38,9 @@ from otel_toolturn.lanes._common import (
     result_id_of,
     role_of,
 )
+
+_USER_PARTS: Final = frozenset({"text", "image_url", "input_audio", "file"})
+"""The content parts a user message holds, where a delivered result stands."""
 
 
 def _tool_calls(message: object, position: int) -> Sequence[object]:
@@ -127,15 +131,19 @@ class OpenAIChat:
         return replace(results[0], content=content)
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
-        """A user message: a line naming the call, then the ``tool`` message's content (its parts kept as parts)."""
+        """A user message: a line naming the call, then the ``tool`` message's content.
+
+        A string content follows the line in one string; parts a user message holds (text, image,
+        audio, file) are kept as parts, any other part (or a content that is no list) as a text part
+        of its JSON.
+        """
         function = field(call.ref, "function")
         name = field(function, "name") if function is not None else None
         heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
-        content = field(result, "content")
-        if is_list(content):
-            return OTHER, {"role": "user", "content": [{"type": "text", "text": heading}, *content]}
-        text = f"{heading}\n{content}" if isinstance(content, str) and content else heading
-        return OTHER, {"role": "user", "content": text}
+        parts = delivered_parts(heading, field(result, "content"), _USER_PARTS, "text")
+        if len(parts) == 1:
+            return OTHER, {"role": "user", "content": field(parts[0], "text")}
+        return OTHER, {"role": "user", "content": parts}
 
     def write(self, out: Emitted) -> list[object]:
         """Every emitted item is one whole message."""

@@ -12,8 +12,16 @@ it (inside the same lossy repair). Call ids
 and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
 items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
 assistant messages and reasoning they are what the model produced (replies). An item that is no
-call and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after it to belong
-to, are read as refused where they stand (the law leaves them out, reported).
+call and no output and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after
+it to belong to, are read as refused where they stand (the law leaves them out, reported).
+
+A call or output item whose ``id`` repeats an earlier item's (a retry that rewrote the ``call_id``
+and kept the item id, or an item replayed) is kept, read without that ``id`` (``duplicate_item_id``,
+not lossy): the item carries the call and what the model reads, and ``id`` is optional on an input
+call or output item, where the API takes an item without one as sent. A derived id instead would name
+an item the server never stored, and the server looks an item id up (``Item with id … not found``
+when it did not store it). The first item to use an id keeps it and only later repeats lose theirs,
+so an item appended later never changes an earlier one.
 """
 
 from __future__ import annotations
@@ -35,10 +43,12 @@ from otel_toolturn._view import (
     field,
     in_place_heading,
     replace,
+    without,
 )
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Lane, RepairForm
 from otel_toolturn.lanes._common import (
     call_id_of,
+    delivered_parts,
     derive_id,
     fold_contents,
     interrupted,
@@ -48,6 +58,8 @@ from otel_toolturn.lanes._common import (
 CALL_TYPES: Final = ("function_call", "custom_tool_call")
 OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
 _OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+_USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
+"""The content parts a user message item holds, where a delivered output stands."""
 
 
 def _type(item: object) -> object:
@@ -110,6 +122,53 @@ def _replied(item: object, kind: object) -> bool:
     return field(item, "role") == "assistant"
 
 
+def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[int, Turn] | None:
+    """The run of call items (and the reasoning ahead of each) from ``first``: where it ends, and its turn.
+
+    A run ends at its last call: reasoning after it belongs to what follows. ``None``: no call is read
+    from ``first`` (reasoning whose call is kept from it by a replayed item), so ``first`` is no run.
+    ``seen`` (the item ids so far) gains the run's ids. A call item repeating an earlier item's ``id``
+    is read without it (``duplicate_item_id``), unless it repeats a call id of its own run.
+    """
+    calls: list[Call] = []
+    run_ids: set[str] = set()
+    items: list[object] = []
+    marks: list[tuple[RepairForm, str]] = []
+    added: list[str] = []
+    end = index = first
+    while index < len(messages):
+        inner = messages[index]
+        kind = _type(inner)
+        inner_id = _item_id(inner)
+        if kind in CALL_TYPES:
+            call_id = call_id_of(inner, "call_id", index, f"{kind} item")
+            if _opens_next_run(inner, calls, run_ids):
+                break
+            if inner_id in seen and call_id not in run_ids:
+                marks.append(("duplicate_item_id", call_id))
+                inner = without(inner, "id", index)
+            run_ids.add(call_id)
+            calls.append(Call(call_id, inner))
+            end = index + 1
+        elif (
+            not (kind == "reasoning" and _leads_to_call(messages, index))
+            or inner_id in seen
+            or _opens_next_run(messages[_call_after(messages, index)], calls, run_ids)
+        ):
+            break
+        if inner_id and inner_id not in seen:
+            seen.add(inner_id)
+            added.append(inner_id)
+        items.append(inner)
+        index += 1
+    if not calls:
+        seen.difference_update(added)
+        return None
+    for item in messages[end:index]:  # reasoning after the last call: not the run's
+        seen.discard(_item_id(item))
+    return end, Turn(position=first, calls=calls, items=tuple(items[: end - first]), marks=tuple(marks))
+
+
 class OpenAIResponses:
     """Reads and writes the Responses ``input`` list for the law."""
 
@@ -120,9 +179,11 @@ class OpenAIResponses:
     def read(self, messages: Sequence[object]) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result; model output replies.
 
-        Refused where they stand: an item that is no call and repeats an earlier item's ``id`` (a
-        replayed reasoning item ends the run it stood in), and reasoning that only reasoning, then the
-        end or an output, follows.
+        Refused where they stand: an item that is no call and no output and repeats an earlier item's
+        ``id`` (a replayed reasoning item ends the run it stood in), and reasoning that only reasoning,
+        then the end or an output, follows. A call or output item that repeats an earlier item's ``id``
+        is read without it, marked ``duplicate_item_id`` (a call that repeats a call id of its own run
+        is left whole: the law leaves it out).
         """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
@@ -133,9 +194,13 @@ class OpenAIResponses:
             kind = item.get("type") if type(item) is dict else _type(item)
             item_id = _item_id(item)
             if kind in OUTPUT_TYPES:
-                if item_id:
+                call_id = result_id_of(item, "call_id")
+                if item_id in seen:
+                    view.marks[len(units)] = ("duplicate_item_id", call_id or "")
+                    item = without(item, "id", index)
+                elif item_id:
                     seen.add(item_id)
-                ids[len(units)] = result_id_of(item, "call_id")
+                ids[len(units)] = call_id
                 units.append(item)
                 kinds.append(RESULT)
                 index += 1
@@ -147,30 +212,12 @@ class OpenAIResponses:
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                first = index
-                calls: list[Call] = []
-                run_ids: set[str] = set()
-                while index < stop:
-                    inner = messages[index]
-                    kind = _type(inner)
-                    if kind in CALL_TYPES:
-                        call_id = call_id_of(inner, "call_id", index, f"{kind} item")
-                        if _opens_next_run(inner, calls, run_ids):
-                            break
-                        run_ids.add(call_id)
-                        calls.append(Call(call_id, inner))
-                    elif (
-                        not (kind == "reasoning" and _leads_to_call(messages, index))
-                        or _item_id(inner) in seen
-                        or _opens_next_run(messages[_call_after(messages, index)], calls, run_ids)
-                    ):
-                        break
-                    if _item_id(inner):
-                        seen.add(_item_id(inner))
-                    index += 1
-                units.append(Turn(position=first, calls=calls, items=tuple(messages[first:index])))
-                kinds.append(TURN)
-                continue
+                run = _read_run(messages, index, seen)
+                if run is not None:
+                    index, turn = run
+                    units.append(turn)
+                    kinds.append(TURN)
+                    continue
             if item_id:
                 seen.add(item_id)
             units.append(item)
@@ -211,15 +258,8 @@ class OpenAIResponses:
         return [result for result, _ in results]
 
     def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
-        """The call item under ``new_id``.
-
-        Its item ``id`` stays as sent (it may name what the server stored) unless it is the very id of
-        an earlier call item that used the same call id (an item replayed): then it is derived the same way.
-        """
-        item_id = field(call.ref, "id")
-        if isinstance(item_id, str) and item_id and any(field(c.ref, "id") == item_id for c in repeats):
-            suffix = new_id[len(call.call_id) :] if new_id.startswith(call.call_id) else "_" + new_id
-            return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id, id=item_id + suffix))
+        """The call item under ``new_id``; its item ``id`` as read (a repeated one was already removed)."""
+        del repeats  # a replayed item's repeated id is the reading's concern
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
@@ -247,15 +287,14 @@ class OpenAIResponses:
         return replace(results[0], output=output)
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
-        """A user message item: a line naming the call, then the output (its parts kept as parts)."""
+        """A user message item: a line naming the call, then the output.
+
+        Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
+        any other part (or an output that is no string and no list) as an ``input_text`` of its JSON.
+        """
         name = field(call.ref, "name")
         heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
-        output = field(result, "output")
-        if isinstance(output, (list, tuple)):
-            content: list[object] = [{"type": "input_text", "text": heading}, *output]
-        else:
-            text = f"{heading}\n{output}" if isinstance(output, str) and output else heading
-            content = [{"type": "input_text", "text": text}]
+        content = delivered_parts(heading, field(result, "output"), _USER_PARTS, "input_text")
         return OTHER, {"type": "message", "role": "user", "content": content}
 
     def write(self, out: Emitted) -> list[object]:

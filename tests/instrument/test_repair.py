@@ -28,11 +28,19 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
     "late_result_in_place": [U("go"), A(c("c1")), U("next"), A(t("ok")), R("c1", "late")],
     "duplicate_result_in_place": [U("go"), A(c("c1")), R("c1", "a"), A(t("ok")), U("more"), R("c1", "b")],
     "duplicate_item": [U("go"), A(th("plan", "rs_1"), t("a")), U("more"), A(th("again", "rs_1"), t("b"))],
+    "duplicate_item_id": [
+        U("go"),
+        A(c("c1", item_id="fc_1")),
+        R("c1"),
+        U("retry"),
+        A(c("c2", item_id="fc_1")),
+        R("c2"),
+    ],
     "dangling_reasoning": [U("go"), A(c("c1")), R("c1"), A(th("plan"))],
 }
 """One broken transcript per form (the worked examples in the neutral notation)."""
 
-RESPONSES_ONLY: Final = ("duplicate_item", "dangling_reasoning")
+RESPONSES_ONLY: Final = ("duplicate_item", "duplicate_item_id", "dangling_reasoning")
 """Forms of items only the Responses wire has: item ids, and reasoning items of their own."""
 APPLIES: Final[dict[Lane, tuple[RepairForm, ...]]] = {
     "anthropic.messages": tuple(f for f in CASES if f not in RESPONSES_ONLY),
@@ -169,3 +177,27 @@ def test_chained_responses_keep_outputs_for_calls_the_server_holds(instrument: I
 def test_every_repair_form_has_a_case() -> None:
     """The cases above, with the forms only Gemini has (``test_gemini``), cover the whole closed set of forms."""
     assert set(CASES) | GEMINI_ONLY == set(REPAIR_FORMS)
+
+
+def test_a_typed_call_item_repeating_an_item_id_reaches_the_wire_without_it(instrument: Instrument) -> None:
+    """A typed call item retried under its item id is sent by the SDK without that id; the first keeps it."""
+    from openai.types.responses import ResponseFunctionToolCall  # noqa: PLC0415 - only this test needs the type
+
+    otel = instrument(mode="repair")
+    first = ResponseFunctionToolCall(type="function_call", id="fc_1", call_id="c1", name="f", arguments="{}")
+    retry = first.model_copy(update={"call_id": "c2"})
+    given: list[object] = [
+        {"role": "user", "content": "go"},
+        first,
+        {"type": "function_call_output", "call_id": "c1", "output": "a"},
+        retry,
+        {"type": "function_call_output", "call_id": "c2", "output": "b"},
+    ]
+    wire = Wire()
+    wire.openai().responses.create(model=MODEL, input=given)
+    sent = wire.body()["input"]
+    assert sent[1]["id"] == "fc_1"
+    assert sent[3] == {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"}
+    assert validate(sent, lane="openai.responses") == []
+    assert retry.id == "fc_1", "the caller's object is untouched"
+    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR) if e] == ["duplicate_item_id"]
