@@ -10,6 +10,7 @@ import json
 import pytest
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn._view import field
 from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT
 from tests.transcripts import CLAUDE_CODE_CLOSE, A, Event, R, S, U, as_api_reads, build, c, t, th
 
@@ -338,6 +339,23 @@ def test_a_replayed_reasoning_item_is_left_out_and_the_retried_call_after_it_kep
     assert _forms(view.repairs) == [("duplicate_item_id", ("c2",)), ("duplicate_item", ("rs_1",))]
     assert list(view.messages) == [*given[:4], {k: v for k, v in retry.items() if k != "id"}, given[6]]
     assert validate(view.messages, lane=RESPONSES) == []
+
+
+def test_reasoning_after_a_runs_last_call_stays_ahead_of_the_call_it_belongs_to() -> None:
+    """A run ends at its last call: reasoning after it (a replayed copy between) stays ahead of its own call."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    later = {"type": "function_call", "call_id": "c0", "name": "g", "arguments": "{}"}
+    given: list[object] = [{"role": "user", "content": "go"}, call, reasoning, reasoning, later]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert validate(view.messages, lane=RESPONSES) == []
+    assert [field(item, "type") for item in view.messages][1:] == [
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
 
 
 _NESTED: dict[Lane, tuple[list[dict[str, object]], tuple[str, ...]]] = {
