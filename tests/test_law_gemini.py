@@ -5,13 +5,16 @@ Every repaired case also validates clean; a valid one comes back as the very sam
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from google.genai import types
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane, ToolTurnInputError, ensure_tool_turn_invariants, validate
 from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT, PLACEHOLDER_SIGNATURE
+from tests.gemini_wire import assert_sent_whole
 
 GEMINI: Lane = "gemini.generate_content"
 CLOSE: dict[str, object] = {"error": INTERRUPTED_RESULT_TEXT}
@@ -216,7 +219,6 @@ def test_an_unsigned_first_call_gets_the_placeholder_and_nothing_else_changes() 
 
 def test_sdk_objects_are_read_and_repaired_as_sdk_objects() -> None:
     """SDK ``Content`` objects: the close is an SDK ``Part``, the stamp's bytes go out as the placeholder."""
-    types = pytest.importorskip("google.genai.types")
     contents = [
         types.Content(role="user", parts=[types.Part(text="q")]),
         types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(name="ls", id="a"))]),
@@ -228,8 +230,8 @@ def test_sdk_objects_are_read_and_repaired_as_sdk_objects() -> None:
     assert isinstance(closing, types.Content)
     wire = stamped.model_dump(mode="json", exclude_none=True)
     assert wire["parts"][0]["thought_signature"] == PLACEHOLDER_SIGNATURE
-    assert closing.parts[0].function_response.response == CLOSE
-    assert contents[1].parts[0].thought_signature is None, "the caller's object is not mutated"
+    assert _sdk_parts(closing)[0].function_response.response == CLOSE
+    assert _sdk_parts(contents[1])[0].thought_signature is None, "the caller's object is not mutated"
     assert validate(view.messages, lane=GEMINI) == []
 
 
@@ -338,3 +340,97 @@ def test_responses_in_one_content_each_find_their_own_call_when_one_can_move_asi
     ]
     out = _closes_all(contents)
     assert out[-1] == results(response("grep", {"error": "x"}), response("grep", {"output": "y"}, "c0"))
+
+
+def _sdk_parts(content: object) -> list[Any]:
+    """The parts of an SDK ``Content`` (checked to be one, holding parts)."""
+    assert isinstance(content, types.Content)
+    assert content.parts is not None
+    return list(content.parts)
+
+
+def _sdk_call(name: str, call_id: str, signature: bytes | None = b"sig") -> types.Part:
+    return types.Part(function_call=types.FunctionCall(name=name, id=call_id, args={}), thought_signature=signature)
+
+
+def _sdk_response(name: str, payload: dict[str, object], call_id: str) -> types.Part:
+    return types.Part(function_response=types.FunctionResponse(name=name, id=call_id, response=payload))
+
+
+def test_results_split_over_a_typed_content_and_a_rest_dict_all_reach_the_wire() -> None:
+    """A REST response merged into the SDK ``Content`` holding the other is an SDK ``Part``: the SDK sends it whole."""
+    turn = types.Content(role="model", parts=[_sdk_call("a", "a"), _sdk_call("b", "b", None)])
+    typed = types.Content(role="user", parts=[_sdk_response("a", {"output": "<one>"}, "a")])
+    contents = [user("q"), turn, typed, results(response("b", {"output": "<two>"}, "b"))]
+    out = _closes_all(contents)
+    assert len(out) == 3
+    assert all(isinstance(part, types.Part) for part in _sdk_parts(out[2]))
+    wire = assert_sent_whole(out)
+    assert [p["functionResponse"]["response"] for p in wire[2]["parts"]] == [{"output": "<one>"}, {"output": "<two>"}]
+
+
+def test_a_close_for_a_rest_call_added_to_a_typed_content_reaches_the_wire() -> None:
+    """The close of a REST call, added to the SDK ``Content`` holding the other response, is sent whole."""
+    typed = types.Content(role="user", parts=[_sdk_response("ls", {"output": "x"}, "a")])
+    contents = [user("q"), model(call("ls", "a"), call("cat", "b", signature=None)), typed]
+    out = _closes_all(contents)
+    closing = _sdk_parts(out[2])[1]
+    assert isinstance(closing, types.Part)
+    assert closing.function_response is not None
+    assert (closing.function_response.name, closing.function_response.id) == ("cat", "b")
+    wire = assert_sent_whole(out)
+    assert wire[2]["parts"][1] == response("cat", CLOSE, "b")
+
+
+def test_snake_case_responses_merged_into_a_typed_content_become_sdk_parts() -> None:
+    """SDK snake_case dict parts merged into a typed ``Content`` are ``Part`` objects: no serialisation warning."""
+    turn = types.Content(role="model", parts=[_sdk_call("a", "a"), _sdk_call("b", "b", None)])
+    typed = types.Content(role="user", parts=[_sdk_response("a", {"output": "1"}, "a")])
+    snake = {
+        "role": "user",
+        "parts": [{"text": "<note>"}, {"function_response": {"name": "b", "id": "b", "response": {}}}],
+    }
+    out = _closes_all([user("q"), turn, typed, snake])
+    merged = _sdk_parts(out[2])
+    assert [type(part) for part in merged] == [types.Part] * 3
+    assert merged[0].text == "<note>"
+    assert_sent_whole(out)
+
+
+def test_an_sdk_response_merged_into_a_dict_content_is_a_dict_in_that_contents_spelling() -> None:
+    """An SDK ``Part`` merged into a dict content is a dict: REST camelCase, or snake_case beside snake_case parts."""
+    late = types.Content(role="user", parts=[_sdk_response("b", {"output": "<two>"}, "b")])
+    turn = model(call("a", "a"), call("b", "b", signature=None))
+    first = response("a", {"output": "<one>"}, "a")
+    snake_first = {"function_response": {"name": "a", "id": "a", "response": {"output": "<one>"}}}
+    for answer, spelled in ((first, response("b", {"output": "<two>"}, "b")), (snake_first, None)):
+        out = _closes_all([user("q"), turn, results(answer), late])
+        assert type(out[2]) is dict
+        assert out[2]["parts"][0] is answer
+        moved = out[2]["parts"][1]
+        if spelled is not None:
+            assert moved == spelled
+        else:
+            assert moved == {"function_response": {"id": "b", "name": "b", "response": {"output": "<two>"}}}
+        json.dumps(out[2])
+        assert_sent_whole(out)
+
+
+def test_a_dict_part_the_sdk_cannot_read_is_never_written_into_a_typed_content() -> None:
+    """A dict part the ``Content`` model refuses, to merge into one, is a ``ToolTurnInputError``, not a lost part."""
+    typed = types.Content(role="user", parts=[_sdk_response("a", {"output": "1"}, "a")])
+    odd = results({"functionResponse": {"name": "b", "id": "b", "response": {}}, "unknownField": 1})
+    contents = [user("q"), model(call("a", "a"), call("b", "b", signature=None)), typed, odd]
+    with pytest.raises(ToolTurnInputError, match="cannot be written into a Content"):
+        ensure_tool_turn_invariants(contents, lane=GEMINI)
+
+
+def test_an_sdk_part_the_sdk_cannot_dump_is_never_written_into_a_dict_content() -> None:
+    """A typed part the SDK cannot dump as JSON, to merge into a dict content, is a ``ToolTurnInputError``."""
+    odd = types.Part.model_construct(
+        None, function_response=types.FunctionResponse.model_construct(None, name="b", id="b", response={"k": object()})
+    )
+    late = types.Content.model_construct(None, role="user", parts=[odd])
+    contents = [user("q"), model(call("a", "a"), call("b", "b", signature=None)), results(response("a", {}, "a")), late]
+    with pytest.raises(ToolTurnInputError, match="cannot be dumped as JSON"):
+        ensure_tool_turn_invariants(contents, lane=GEMINI)

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
+from tests.gemini_wire import assert_sent_whole
 from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text, Thinking, U, build, gemini
 
 GEMINI: Lane = "gemini.generate_content"
@@ -432,18 +433,24 @@ def test_same_object_repeats_give_a_valid_idempotent_view_that_loses_nothing_unr
         assert all(tag in wire for tag in _tags(items))
 
 
+_SPELLINGS: tuple[Spelling, ...] = ("rest", "snake", "sdk")
+GeminiCase = tuple[list[Event], Spelling | tuple[Spelling, ...], bool, bool, bool]
+"""Events, the spelling (or one per content, cycling), ids, user text sharing results' contents, results split."""
+
+
 @st.composite
-def _gemini_case(draw: st.DrawFn) -> tuple[list[Event], Spelling, bool, bool, bool]:
-    spelling: Spelling = draw(st.sampled_from(("rest", "snake", "sdk")))
+def _gemini_case(draw: st.DrawFn) -> GeminiCase:
+    mixed = st.lists(st.sampled_from(_SPELLINGS), min_size=2, max_size=4).map(tuple)
+    spelling: Spelling | tuple[Spelling, ...] = draw(st.one_of(st.sampled_from(_SPELLINGS), mixed))
     return draw(transcripts(GEMINI)), spelling, draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
 
 
 @_SETTINGS
 @given(_gemini_case())
 def test_gemini_in_every_spelling_with_and_without_ids_is_valid_idempotent_deterministic_and_lossless(
-    case: tuple[list[Event], Spelling, bool, bool, bool],
+    case: GeminiCase,
 ) -> None:
-    """Gemini, REST / snake_case dicts / SDK objects, ids or names, results split or shared: the properties hold."""
+    """Gemini, REST / snake_case / SDK objects or a mix, ids or names, results split or shared: the properties hold."""
     events, spelling, ids, merge_user, split = case
     _check(
         GEMINI,
@@ -451,6 +458,16 @@ def test_gemini_in_every_spelling_with_and_without_ids_is_valid_idempotent_deter
         make=lambda e: gemini(e, spelling=spelling, ids=ids, merge_user=merge_user, split=split),
         by_name=not ids,
     )
+
+
+@_SETTINGS
+@given(_gemini_case())
+def test_gemini_in_every_spelling_and_mixed_google_genai_sends_every_part_of_the_view(case: GeminiCase) -> None:
+    """Whatever the spellings mixed in ``contents``, the request google-genai sends holds every part of the view."""
+    events, spelling, ids, merge_user, split = case
+    given_list = gemini(events, spelling=spelling, ids=ids, merge_user=merge_user, split=split)
+    view = ensure_tool_turn_invariants(given_list, lane=GEMINI)
+    assert_sent_whole(view.messages)
 
 
 def _signed_parts(contents: object) -> list[tuple[object, bool]]:
@@ -468,9 +485,7 @@ def _signed_parts(contents: object) -> list[tuple[object, bool]]:
 
 @_SETTINGS
 @given(_gemini_case())
-def test_gemini_signed_parts_are_never_changed_moved_or_dropped(
-    case: tuple[list[Event], Spelling, bool, bool, bool],
-) -> None:
+def test_gemini_signed_parts_are_never_changed_moved_or_dropped(case: GeminiCase) -> None:
     """Every part carrying a thought signature comes back as the same object, in order, in a model content."""
     events, spelling, ids, merge_user, split = case
     given_list = gemini(events, spelling=spelling, ids=ids, merge_user=merge_user, split=split)

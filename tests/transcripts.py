@@ -6,13 +6,15 @@ assistant message, ``R("c1", "out")`` a recorded result, ``Rx("c1")`` a recorded
 delivered where it stands because the model had answered in between. ``build(lane, events)`` gives the wire
 list; a result becomes its own message (Anthropic, Chat) or item (Responses); Gemini: consecutive results
 share one user content, and ``gemini(events, spelling=..., ids=...)`` gives the snake_case dicts or the
-SDK's typed objects, and calls and responses without ids (matched by name).
+SDK's typed objects (or a mix of the three, one spelling per content), and calls and responses without
+ids (matched by name).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -271,7 +273,7 @@ def signature(call_id: str) -> str:
 def gemini(
     events: list[Event] | tuple[Event, ...],
     *,
-    spelling: Spelling = "rest",
+    spelling: Spelling | Sequence[Spelling] = "rest",
     ids: bool = True,
     merge_user: bool = False,
     split: bool = False,
@@ -281,7 +283,8 @@ def gemini(
     Consecutive results share one user content (``split``: each its own); ``merge_user``: the user's text
     shares it too. A response carries the name of the nearest earlier call with its id. ``ids=False``: no
     call or response carries an id. ``spelling``: REST camelCase dicts, the SDK's snake_case dicts, or
-    ``google.genai.types.Content`` objects.
+    ``google.genai.types.Content`` objects; a sequence of them: the k-th content in the k-th spelling,
+    cycling (a history stored as JSON with the SDK's response objects appended to it).
     """
     names: dict[str, str] = {}
     contents: list[dict[str, object]] = []
@@ -332,14 +335,19 @@ def gemini(
         else:
             contents.append({"role": "user", "parts": [part]})
         user_side = True
+    spellings = (spelling,) if isinstance(spelling, str) else tuple(spelling)
+    return [_spelled(content, spellings[k % len(spellings)]) for k, content in enumerate(contents)]
+
+
+def _spelled(content: dict[str, object], spelling: Spelling) -> object:
+    """A REST content in ``spelling``."""
     if spelling == "rest":
-        return list[object](contents)
-    snake = [_snake(content) for content in contents]
+        return content
     if spelling == "snake":
-        return list[object](snake)
+        return _snake(content)
     from google.genai import types  # noqa: PLC0415 - only the SDK spelling needs the SDK
 
-    return [types.Content.model_validate(content) for content in snake]
+    return types.Content.model_validate(_snake(content))
 
 
 def _snake(value: object) -> object:

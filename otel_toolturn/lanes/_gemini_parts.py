@@ -4,6 +4,11 @@ REST camelCase dicts (``functionCall``, ``functionResponse``, ``thoughtSignature
 snake_case dicts and the SDK's typed ``Content`` / ``Part`` objects (snake_case attributes): each
 accessor reads all three, so the lane (``lanes.gemini``) and its matcher (``_gemini_matching``) read a
 part one way.
+
+Writing: a part the lane writes into a content is in that content's kind (``held_by``), since
+google-genai sends a dict part inside a typed ``Content`` as ``{}``. Two conversions, one per direction:
+``as_typed`` (a dict part, either spelling, read by the content's own model) and ``as_dict`` (a typed
+part as the SDK dumps it, in the dict content's spelling).
 """
 
 from __future__ import annotations
@@ -67,3 +72,72 @@ def id_of(data: object) -> str | None:
     """The call's or response's ``id`` (``None``: absent or empty)."""
     value = field(data, "id")
     return value if isinstance(value, str) and value else None
+
+
+def _typed(part: object) -> bool:
+    """Whether the part is a typed SDK object (a pydantic model: it has ``model_dump``)."""
+    return callable(getattr(part, "model_dump", None))
+
+
+def _snake_spelled(parts: Sequence[object]) -> bool:
+    """Whether the dict parts among ``parts`` are in the SDK's snake_case (a top-level key with ``_``), not REST's."""
+    return any("_" in key for part in parts if isinstance(part, Mapping) for key in part)
+
+
+def _at(position: int | None) -> str:
+    return "" if position is None else f"item {position}: "
+
+
+def as_dict(part: object, *, snake: bool, position: int | None) -> object:
+    """A typed part as a dict part: REST camelCase, or snake_case when ``snake``; any other part as it is.
+
+    The dict is the SDK's own JSON dump of the part, ``None`` fields left out (a thought signature as its
+    base64url text, as REST carries it). A part the SDK cannot dump as JSON, or dumps with a serialisation
+    warning (a field holding a value of another type), is a ``ToolTurnInputError``.
+    """
+    dump = getattr(part, "model_dump", None)
+    if not callable(dump):
+        return part
+    try:
+        return dump(mode="json", by_alias=not snake, exclude_none=True, warnings="error")
+    except (TypeError, ValueError) as error:
+        raise ToolTurnInputError(
+            f"{_at(position)}a {type(part).__name__} to write into a dict content cannot be dumped as JSON: {error}",
+            position=position,
+        ) from error
+
+
+def as_typed(part: object, content: object, position: int | None) -> object:
+    """A part as a part of the typed ``content``, read by the content's own model (its ``parts`` validation).
+
+    A typed part is returned as it is, and so is any part when the content is no pydantic model. A part
+    the content's model refuses is a ``ToolTurnInputError``.
+    """
+    validate = getattr(type(content), "model_validate", None)
+    if _typed(part) or not callable(validate):
+        return part
+    try:
+        read = field(validate({"parts": [part]}), "parts")
+    except (TypeError, ValueError) as error:
+        raise ToolTurnInputError(
+            f"{_at(position)}part {describe(part)} cannot be written into a {type(content).__name__}: {error}",
+            position=position,
+        ) from error
+    return read[0] if is_list(read) and len(read) == 1 else part
+
+
+def held_by(content: object, parts: Sequence[object], position: int | None) -> list[object]:
+    """``parts`` as ``content`` holds them: each part that does not stand in it already, in its kind.
+
+    A dict content holds dict parts (``as_dict``, in the spelling of its dict parts: REST camelCase unless
+    they are snake_case); a typed content holds typed parts (``as_typed``). A part standing in ``content``
+    is kept as it is, even of the other kind (a signed part is never changed). ``position``: the content's
+    index in the list handed over, for errors (``None``: a content the lane makes).
+    """
+    stood = field(content, "parts")
+    stood = stood if is_list(stood) else ()
+    kept = {id(part) for part in stood}
+    if isinstance(content, Mapping):
+        snake = _snake_spelled([*stood, *parts])
+        return [part if id(part) in kept else as_dict(part, snake=snake, position=position) for part in parts]
+    return [part if id(part) in kept else as_typed(part, content, position) for part in parts]

@@ -3,8 +3,12 @@
 Three spellings are read: REST camelCase dicts (``functionCall``, ``functionResponse``,
 ``thoughtSignature``), the Python SDK's snake_case dicts (``function_call``, ``function_response``,
 ``thought_signature``) and the SDK's typed ``Content`` / ``Part`` objects (snake_case attributes). A
-written part keeps the spelling it was read in; a new part takes the spelling of the call it answers,
-a new content that of its neighbours; untouched contents are the same objects.
+written part keeps the spelling it was read in and a new part takes that of the call it answers, within
+one rule: a part written into a content is in that content's kind, a dict in a dict content (in the
+spelling of the content's dicts: REST camelCase unless they are snake_case) and an SDK ``Part`` in a
+typed ``Content`` (google-genai sends a dict inside a typed ``Content`` as ``{}``); a part that content
+cannot hold is a ``ToolTurnInputError``. A new content takes the kind of its neighbours; untouched
+contents are the same objects.
 
 - A turn is one call step (``call_step``): consecutive ``model`` contents (the SDK's streaming chat
   stores one model content per chunk), those without calls ahead of the first call and then those
@@ -74,7 +78,16 @@ from otel_toolturn._view import (
 from otel_toolturn._vocab import Lane, RepairForm
 from otel_toolturn.lanes._common import derive_id
 from otel_toolturn.lanes._gemini_matching import Matcher
-from otel_toolturn.lanes._gemini_parts import call_of, content_role, id_of, name_of, parts_of, response_of, signed
+from otel_toolturn.lanes._gemini_parts import (
+    call_of,
+    content_role,
+    held_by,
+    id_of,
+    name_of,
+    parts_of,
+    response_of,
+    signed,
+)
 
 PLACEHOLDER_SIGNATURE: Final = "skip_thought_signature_validator"
 """The thought signature the provider documents as skipping its check (at a cost in reasoning quality)."""
@@ -402,19 +415,21 @@ def _same(a: Sequence[object], b: Sequence[object]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
-def _with_parts(content: object, parts: list[object], position: int) -> object:
+def _with_parts(content: object, parts: list[object], position: int | None) -> object:
+    """A copy of ``content`` holding ``parts``, each written in its kind (``held_by``)."""
+    held = held_by(content, parts, position)
     if type(content) is dict:
-        return {**content, "parts": parts}
-    return replace(content, position, parts=parts)
+        return {**content, "parts": held}
+    return replace(content, position, parts=held)
 
 
 def _user_content(parts: list[object], template: object, anchor: object) -> object:
     """A user content holding ``parts``: a copy of ``template`` (a content they stood in), else in the anchor's kind."""
     if template is not None:
-        return _with_parts(template, parts, 0)
+        return _with_parts(template, parts, None)
     if anchor is None or isinstance(anchor, (Mapping, str)):
-        return {"role": "user", "parts": parts}
-    return replace(anchor, role="user", parts=parts)
+        return _with_parts({"role": "user", "parts": []}, parts, None)
+    return _with_parts(replace(anchor, role="user", parts=[]), parts, None)
 
 
 def _unit_parts(kind: int, item: object) -> list[object]:

@@ -208,6 +208,25 @@ def test_a_string_and_sdk_objects_are_read_as_the_sdk_sends_them(sim: Simulator,
     assert second[names.REPAIRS_COUNT] >= 1
 
 
+@pytest.mark.parametrize("case", ["split_responses", "missing_response"])
+def test_sdk_contents_appended_to_a_rest_history_are_repaired_and_sent_whole(
+    sim: Simulator, instrument: Instrument, case: str
+) -> None:
+    """REST dicts with an SDK ``Content`` of responses among them: the merged content reaches the provider whole."""
+    otel = instrument()
+    contents: list[object] = [*copy.deepcopy(BROKEN[case])]
+    contents[2] = types.Content.model_validate(contents[2])
+    client = gemini_client(sim.base_url)
+    client.models.generate_content(model=MODEL, contents=contents)
+    assert _served(sim) == [200]
+    (request,) = sim.requests
+    assert isinstance(request.body, dict)
+    sent = request.body["contents"][2]["parts"]
+    assert [part["functionResponse"]["id"] for part in sent] == ["a", "b"]
+    assert all(part["functionResponse"]["response"] for part in sent)
+    assert _only_span(otel)[names.REPAIRS_COUNT] == 1
+
+
 def test_a_stream_is_repaired_and_recorded_once_with_the_sdk_chunks(sim: Simulator, instrument: Instrument) -> None:
     """``generate_content_stream``: the SDK's own chunks, one span ended at exhaustion with its finish reason."""
     otel = instrument()
