@@ -30,6 +30,7 @@ from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text,
 GEMINI: Lane = "gemini.generate_content"
 
 IDS = ("c0", "c1", "c2", "c3")
+_SPELLINGS: tuple[Spelling, ...] = ("rest", "snake", "sdk")
 ITEM_IDS = (None, None, "fc_a", "fc_b")
 """Responses call items' own ids: often none, else from a pool shared by calls of any call id."""
 
@@ -236,13 +237,14 @@ Answered = tuple[list[Event], A, list[Event], Callable[[list[Event]], list[objec
 def _answered(draw: st.DrawFn, lane: Lane) -> Answered:
     """T (valid or broken, with or without answers), a model answer A, a suffix Δ, and the wire builder.
 
-    Gemini: REST, snake_case or SDK spelling, with or without ids, results shared or split, signed or not.
+    Gemini: REST, snake_case or SDK spelling or a mix, with or without ids, results shared or split, signed or not.
     """
     events = draw(st.one_of(transcripts(lane), sessions(lane)))
     answer = _answer(draw, lane, (*IDS, "fresh"), (f"x{n}" for n in range(100)), bare_reasoning=True)
     more = draw(transcripts(lane, tag="d"))
     if lane == GEMINI:
-        spelling: Spelling = draw(st.sampled_from(("rest", "snake", "sdk")))
+        mixed = st.lists(st.sampled_from(_SPELLINGS), min_size=2, max_size=4).map(tuple)
+        spelling: Spelling | tuple[Spelling, ...] = draw(st.one_of(st.sampled_from(_SPELLINGS), mixed))
         ids, merge_user, split = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
 
         def make(transcript: list[Event]) -> list[object]:
@@ -433,7 +435,6 @@ def test_same_object_repeats_give_a_valid_idempotent_view_that_loses_nothing_unr
         assert all(tag in wire for tag in _tags(items))
 
 
-_SPELLINGS: tuple[Spelling, ...] = ("rest", "snake", "sdk")
 GeminiCase = tuple[list[Event], Spelling | tuple[Spelling, ...], bool, bool, bool]
 """Events, the spelling (or one per content, cycling), ids, user text sharing results' contents, results split."""
 
