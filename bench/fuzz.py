@@ -1,39 +1,64 @@
 """Fuzz and soak the law: N generated transcripts per lane and flavour, counted by what went wrong.
 
-Flavours: ``random`` (any sequence of the lane's items from small id pools, so every break
-occurs), ``near`` (clean sessions with one to three faults injected), ``malformed`` (items of the
-wrong type, fields missing or of the wrong type, results nesting parts no user message holds, mixed
-in). The pools include same-object repeats, ids the Anthropic pattern refuses, item ids shared
-across items (calls and outputs of different call ids included), reasoning with nothing after it,
-string and list contents. Gemini transcripts are drawn in one spelling each (REST camelCase dicts,
-the SDK's snake_case dicts, or ``google.genai.types.Content`` objects) and add calls with and without
-ids, signed and unsigned, consecutive model contents (one per streamed chunk), responses split over
-contents and text after them. Every text, call argument and result payload is a unique ``<…>`` marker.
+Transcripts (``bench._fuzz_make``): ``random`` (any sequence of the lane's items from small id pools,
+so every break occurs and ids are reused across turns), ``near`` (a clean session with one to three
+named faults: a result dropped, late, split over two messages or duplicated, an item dropped, an
+orphan result, a user message between, a call left unanswered, the very same object twice, an
+assistant message cut in two as streamed chunks; Gemini: a call's thought signature dropped;
+Responses: a call item with another call item's ``id``; Anthropic: a result nested in a result's
+content), ``malformed`` (items of the wrong type, fields missing or of the wrong type, mixed in).
+Gemini transcripts are drawn in one of four spellings each: REST camelCase dicts, the SDK's
+snake_case dicts, ``google.genai.types.Content`` objects, or mixed (each content in one of the
+three); its rows are split by spelling. Every text, call argument and result payload is a unique
+``<…>`` marker.
 
-Each transcript is checked: the law raises nothing but ``ToolTurnInputError`` (else an internal
-error); its view breaks no tool-turn rule of the lane's ``validate`` and no rule of
-``PASSED_THROUGH`` more often than the input did (else an invalid output); a second pass returns the
-very same list with no repairs (else non-idempotent); every marker of the input is in the view
-unless a lossy repair was reported (else an unreported loss); the input is left exactly as it was
-(else mutated). Typed refusals are counted, not failures.
+Each transcript is checked, and counted under the first outcome that applies:
 
-Run: ``python -m bench.fuzz`` (100,000 per lane and flavour: a maintainer's soak, minutes), or
-``--count N`` and ``--lane LANE``; the test suite runs a small deterministic sample (``tests/test_bench.py``).
+- ``refused``: the law raised ``ToolTurnInputError`` (typed, not a failure); anything else it
+  raises is an ``internal error``;
+- ``mutated``: the input is not left exactly as it was;
+- ``invalid output``: the view breaks a tool-turn rule of the lane's ``validate``, or a rule of
+  ``PASSED_THROUGH`` more often than the input did;
+- ``non-idempotent``: a second pass does not return the very same list with no repairs;
+- ``unreported loss``: a marker of the input is not in the view and no lossy repair was reported;
+- on the wire (``--no-wire`` leaves these out): the view and the input are sent through each SDK's
+  own client (``anthropic``, ``openai`` Chat and Responses, ``google-genai``'s
+  ``models.generate_content``) over a mock transport, and the request bytes it sends are read back.
+  ``unsendable``: the SDK refuses to build the view's request but builds the input's;
+  ``warned on the wire``: the SDK warns while serialising the view but not the input (a part it does
+  not recognise in a typed object); ``lost on the wire``: a marker or an interrupted close of the view
+  is not in the bytes, unless the SDK's bytes for the input lack it as well. When the SDK refuses
+  the input itself, only what the law wrote is judged, and only for loss.
+
+A view that is the input itself is what the caller sends, and is not sent again. Otherwise the
+items the law wrote (those of the view that are not the caller's own objects) are sent first: each
+SDK builds a message's bytes from that message alone, so when they arrive whole, unwarned, with every
+token, the whole view's request holds them the same way; only when they do not are the whole view
+and the whole input sent and compared.
+
+Run: ``python -m bench.fuzz`` (100,000 per lane and flavour: a maintainer's soak, about two hours of
+CPU with the wire check, twenty minutes without), or ``--count N``, ``--lane LANE``, ``--flavour
+FLAVOUR``, ``--no-wire``, ``--examples`` (the smallest transcript, by its JSON, of each failing row
+and outcome, with its faults). It prints the outcomes per lane and generator, each lane's CPU seconds
+per 1,000 transcripts, and the failures. The test suite (``tests/test_bench.py``) runs a
+deterministic sample, and the same generators under hypothesis, so that a failure shrinks.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import copy
-import itertools
 import json
 import random
 import re
+import time
+import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
 
+from bench._fuzz_make import FLAVOURS, SPELLINGS, Flavour, Transcript, transcript
 from otel_toolturn import (
     INTERRUPTED_RESULT_TEXT,
     LANES,
@@ -43,11 +68,7 @@ from otel_toolturn import (
     validate,
 )
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-FLAVOURS: Final = ("random", "near", "malformed")
-CLASSES: Final = (
+Outcome = Literal[
     "checked",
     "refused",
     "internal error",
@@ -55,16 +76,16 @@ CLASSES: Final = (
     "non-idempotent",
     "unreported loss",
     "mutated",
-)
+    "unsendable",
+    "warned on the wire",
+    "lost on the wire",
+]
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 """What a run counts: ``checked`` and ``refused`` (typed) are fine; the rest are failures."""
-FAILURES: Final = CLASSES[2:]
-_MARKER: Final = re.compile(r"<[a-z]+\d+>")
-_CALL_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0")
-_ITEM_IDS: Final = ("rs_1", "rs_2", "msg_1", "msg_2")
-"""Ids shared by items that are no calls; a call item's own id mostly follows its call id (``fc_<call id>``), so it
-repeats where the call is replayed, and is sometimes ``_SHARED_ID``, which calls and outputs of other call ids
-carry too (a retry that rewrote the call id and kept the item id)."""
-_SHARED_ID: Final = "fc_0"
+FAILURES: Final[tuple[Outcome, ...]] = OUTCOMES[2:]
+WIRE_FAILURES: Final[tuple[Outcome, ...]] = ("unsendable", "warned on the wire", "lost on the wire")
+"""The failures only the wire check finds."""
+
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
 UNREPAIRED_RULES: Final = frozenset({"call_turn_position"})
@@ -72,414 +93,106 @@ UNREPAIRED_RULES: Final = frozenset({"call_turn_position"})
 (the law would have to invent a user turn). A violation of them the caller sent passes through as sent."""
 PASSED_THROUGH: Final = CONTENT_RULES | UNREPAIRED_RULES
 """The rules the law's view may break, each no more often than the input did."""
-_NAMES: Final = ("ls", "cat", "grep")
-"""Gemini tool names: a small pool, since responses without ids are matched by name."""
-_SIGNATURE: Final = "c2ln"
-"""A thought signature as REST carries it (base64 of ``sig``); SDK objects hold the decoded bytes."""
-_SPELLINGS: Final = ("rest", "snake", "sdk")
-_BAD: Final[tuple[object, ...]] = (None, 3, "", [], {}, ["x"], {"k": "v"}, 1.5, True)
+
+_MARKER: Final = re.compile(r"<[a-z]+\d+>")
+_CLOSE: Final = json.dumps(INTERRUPTED_RESULT_TEXT)[1:-1]
+"""The interrupted close as JSON writes it inside a string."""
+MODEL: Final = "model-fuzz"
 
 
-class _Maker:
-    """Makes one lane's items with unique markers, from a seeded generator."""
+def tokens(value: object) -> Counter[str]:
+    """The markers and interrupted closes in ``value`` (plain data or SDK objects), each with its count."""
+    text = json.dumps(value, default=_plain)
+    found = Counter(_MARKER.findall(text))
+    if closes := text.count(_CLOSE):
+        found[INTERRUPTED_RESULT_TEXT] = closes
+    return found
 
-    def __init__(self, lane: Lane, rng: random.Random) -> None:
-        self.lane, self.rng, self.n = lane, rng, 0
 
-    def marker(self, kind: str) -> str:
-        self.n += 1
-        return f"<{kind}{self.n}>"
+def _plain(value: object) -> object:
+    """A value ``json`` cannot write, as it can: a pydantic model's fields (its ``str`` abbreviates deep values)."""
+    model_dump = getattr(value, "model_dump", None)
+    return model_dump(exclude_none=True, warnings=False) if callable(model_dump) else str(value)
 
-    def call_id(self) -> str:
-        ids = _CALL_IDS if self.lane == "anthropic.messages" else _CALL_IDS[:3]
-        return self.rng.choice(ids)
 
-    def content(self, kind: str, part: str) -> object:
-        text = self.marker(kind)
-        return text if self.rng.random() < 0.6 else [{"type": part, "text": text}]
+@dataclass(frozen=True, kw_only=True)
+class Sent:
+    """What an SDK made of a list: the request body it sent (decoded), or the error it raised; and if it warned."""
 
-    def user(self) -> object:
-        if self.lane == "openai.responses" and self.rng.random() < 0.5:
-            return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": self.marker("u")}]}
-        return {"role": "user", "content": self.content("u", "text")}
+    body: object = None
+    refusal: str | None = None
+    warned: bool = False
 
-    def answer(self, call_ids: list[object]) -> list[object]:
-        """One assistant turn: text, thinking or reasoning, and calls, in a random order; its call ids added."""
-        lane, rng = self.lane, self.rng
-        if lane == "anthropic.messages":
-            blocks: list[object] = []
-            for _ in range(rng.randint(1, 4)):
-                pick = rng.random()
-                if pick < 0.3:
-                    blocks.append({"type": "text", "text": self.marker("a")})
-                elif pick < 0.45:
-                    blocks.append({"type": "thinking", "thinking": self.marker("th"), "signature": "sig"})
+
+class Sender:
+    """Each lane's SDK client over one mock transport (``tests.instrument.wire.Wire``), sending lists as they are."""
+
+    def __init__(self) -> None:
+        from tests.instrument.wire import Wire  # noqa: PLC0415 - the SDKs load only for the wire check
+
+        self.wire = Wire()
+        self.clients: dict[str, Any] = {
+            "anthropic": self.wire.anthropic(open_telemetry={"traces": {"enabled": False}}),
+            "openai": self.wire.openai(),
+            "gemini": self.wire.gemini(),
+        }
+
+    def close(self) -> None:
+        """Closes each client and its HTTP client."""
+        for client in self.clients.values():
+            client.close()
+
+    def send(self, lane: Lane, items: list[object]) -> Sent:
+        """Sends ``items`` as the request's whole message list of ``lane``; what went onto the wire."""
+        clients, bodies = self.clients, self.wire.bodies
+        bodies.clear()
+        self.wire.headers.clear()
+        refusal = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                if lane == "anthropic.messages":
+                    clients["anthropic"].messages.create(model=MODEL, max_tokens=8, messages=items)
+                elif lane == "openai.chat_completions":
+                    clients["openai"].chat.completions.create(model=MODEL, messages=items)
+                elif lane == "openai.responses":
+                    clients["openai"].responses.create(model=MODEL, input=items)
                 else:
-                    blocks.append({"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}})
-            call_ids.extend(str(b["id"]) for b in blocks if isinstance(b, dict) and b["type"] == "tool_use")
-            return [{"role": "assistant", "content": blocks}]
-        if lane == "openai.chat_completions":
-            calls = [
-                {"id": self.call_id(), "type": "function", "function": {"name": self.marker("tool"), "arguments": "{}"}}
-                for _ in range(rng.choice((0, 1, 1, 2, 3)))
-            ]
-            call_ids.extend(str(c["id"]) for c in calls)
-            message: dict[str, object] = {
-                "role": "assistant",
-                "content": self.marker("a") if rng.random() < 0.7 else None,
-            }
-            if calls:
-                message["tool_calls"] = calls
-            elif message["content"] is None:
-                message["content"] = self.marker("a")
-            return [message]
-        items: list[object] = []
-        for _ in range(rng.randint(1, 4)):
-            pick = rng.random()
-            if pick < 0.3:
-                item: dict[str, object] = {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": self.marker("a")}],
-                }
-                if rng.random() < 0.2:
-                    item["id"] = rng.choice(_ITEM_IDS)
-                items.append(item)
-            elif pick < 0.45:
-                items.append({"type": "reasoning", "id": rng.choice(_ITEM_IDS), "summary": []})
-            else:
-                call: dict[str, object] = {
-                    "type": "function_call",
-                    "call_id": self.call_id(),
-                    "name": self.marker("tool"),
-                    "arguments": "{}",
-                }
-                if rng.random() < 0.3:
-                    call["id"] = f"fc_{call['call_id']}" if rng.random() < 0.8 else _SHARED_ID
-                call_ids.append(str(call["call_id"]))
-                items.append(call)
-        return items
-
-    def results(self, call_ids: list[object]) -> list[object]:
-        """One result item for each distinct call id."""
-        return [self.result(str(c)) for c in dict.fromkeys(call_ids)]
-
-    def orphan(self) -> list[object]:
-        """A result for a call id drawn from the pool (it may answer nothing)."""
-        return [self.result(self.call_id())]
-
-    def spell(self, items: list[object]) -> list[object]:
-        """The transcript in the lane's spelling (the items as made)."""
-        return items
-
-    def result(self, call_id: str) -> object:
-        rng = self.rng
-        close = rng.random() < 0.15
-        if self.lane == "anthropic.messages":
-            block: dict[str, object] = {"type": "tool_result", "tool_use_id": call_id}
-            block["content"] = INTERRUPTED_RESULT_TEXT if close else self.content("r", "text")
-            if rng.random() < 0.2:
-                block["is_error"] = True
-            blocks: list[object] = [block]
-            if rng.random() < 0.15:
-                blocks.append({"type": "text", "text": self.marker("u")})
-            return {"role": "user", "content": blocks}
-        if self.lane == "openai.chat_completions":
-            content = INTERRUPTED_RESULT_TEXT if close else self.content("r", "text")
-            return {"role": "tool", "tool_call_id": call_id, "content": content}
-        output = INTERRUPTED_RESULT_TEXT if close else self.content("r", "input_text")
-        item: dict[str, object] = {"type": "function_call_output", "call_id": call_id, "output": output}
-        if rng.random() < 0.05:
-            item["id"] = _SHARED_ID
-        return item
-
-    def malformed(self) -> object:
-        rng, lane = self.rng, self.lane
-        bad = rng.choice(_BAD)
-        shapes: list[Callable[[], object]] = [
-            lambda: bad,
-            lambda: {"role": bad, "content": self.marker("u")},
-            lambda: {"role": "user", "content": bad},
-        ]
-        if lane == "anthropic.messages":
-            nested: list[object] = [
-                {"type": "tool_result", "tool_use_id": self.call_id(), "content": self.marker("r")},
-                {"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}},
-                {"type": "text", "text": ""},
-                bad,
-            ]
-            shapes += [
-                lambda: {"role": "assistant", "content": [{"type": "tool_use", "id": bad, "name": "f", "input": {}}]},
-                lambda: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": bad, "content": "x"}]},
-                lambda: {"role": "assistant", "content": [bad]},
-                lambda: {
-                    "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": self.call_id(), "content": [rng.choice(nested)]}
-                    ],
-                },
-            ]
-        elif lane == "openai.chat_completions":
-            nested = [{"type": "refusal", "refusal": self.marker("r")}, {"k": self.marker("r")}, bad]
-            shapes += [
-                lambda: {"role": "assistant", "tool_calls": bad},
-                lambda: {"role": "assistant", "tool_calls": [{"id": bad, "function": {"name": "f"}}]},
-                lambda: {"role": "tool", "tool_call_id": bad, "content": "x"},
-                lambda: {"role": "tool", "tool_call_id": self.call_id(), "content": rng.choice([nested, *nested])},
-            ]
-        else:
-            nested = [{"type": "function_call_output", "call_id": self.call_id(), "output": self.marker("r")}, bad]
-            shapes += [
-                lambda: {"type": "function_call", "call_id": bad, "name": "f", "arguments": "{}"},
-                lambda: {"type": "function_call_output", "call_id": bad, "output": "x"},
-                lambda: {"type": bad},
-                lambda: {"type": "reasoning", "id": bad, "summary": []},
-                lambda: {
-                    "type": "function_call_output",
-                    "call_id": self.call_id(),
-                    "output": rng.choice([nested, *nested]),
-                },
-            ]
-        return rng.choice(shapes)()
+                    clients["gemini"].models.generate_content(model=MODEL, contents=items)
+            except Exception as error:  # the SDK's own refusal of the list, whatever its type
+                refusal = f"{type(error).__name__}: {error}"
+        if not bodies:
+            return Sent(refusal=refusal or "nothing sent", warned=bool(caught))
+        return Sent(body=json.loads(bodies[-1]), warned=bool(caught))
 
 
-class _GeminiMaker(_Maker):
-    """Makes Gemini contents (REST camelCase while made; ``spell`` turns them into the transcript's spelling).
-
-    A call is ``(name, id or None)``. Per transcript: whether calls carry ids (always, never, or mixed)
-    and the spelling.
-    """
-
-    def __init__(self, lane: Lane, rng: random.Random) -> None:
-        super().__init__(lane, rng)
-        self.ids = rng.choice(("always", "never", "mixed"))
-        self.spelling = rng.choice(_SPELLINGS)
-
-    def call(self) -> tuple[str, str | None]:
-        rng = self.rng
-        with_id = self.ids == "always" or (self.ids == "mixed" and rng.random() < 0.5)
-        return rng.choice(_NAMES), rng.choice(_CALL_IDS[:3]) if with_id else None
-
-    def text(self, kind: str) -> dict[str, object]:
-        part: dict[str, object] = {"text": self.marker(kind)}
-        if kind == "th":
-            part["thought"] = True
-        return part
-
-    def user(self) -> object:
-        content: dict[str, object] = {"parts": [self.text("u")]}
-        if self.rng.random() < 0.9:  # a missing role reads as user
-            content = {"role": "user", **content}
-        return content
-
-    def answer(self, call_ids: list[object]) -> list[object]:
-        """One call step or reply: text, thought and call parts, as one to three consecutive model contents."""
-        rng = self.rng
-        parts: list[object] = []
-        for _ in range(rng.randint(1, 4)):
-            pick = rng.random()
-            if pick < 0.25:
-                parts.append(self.text("a"))
-            elif pick < 0.4:
-                part = self.text("th")
-                if rng.random() < 0.5:
-                    part["thoughtSignature"] = _SIGNATURE
-                parts.append(part)
-            else:
-                name, call_id = self.call()
-                data: dict[str, object] = {"name": name, "args": {"q": self.marker("arg")}}
-                if call_id is not None:
-                    data["id"] = call_id
-                call: dict[str, object] = {"functionCall": data}
-                first = not any("functionCall" in p for p in parts if isinstance(p, dict))
-                if rng.random() < (0.8 if first else 0.15):
-                    call["thoughtSignature"] = _SIGNATURE
-                parts.append(call)
-                call_ids.append((name, call_id))
-        cuts = sorted(rng.sample(range(1, len(parts)), k=min(len(parts) - 1, rng.choice((0, 0, 1, 2)))))
-        bounds = [0, *cuts, len(parts)]
-        return [{"role": "model", "parts": parts[a:b]} for a, b in itertools.pairwise(bounds)]
-
-    def response(self, call: object) -> dict[str, object]:
-        rng = self.rng
-        name, call_id = call if isinstance(call, tuple) else self.call()
-        data: dict[str, object] = {"name": name}
-        if call_id is not None and rng.random() < 0.9:  # else matched by name
-            data["id"] = call_id
-        pick = rng.random()
-        payload: dict[str, object]
-        if pick < 0.15:
-            payload = {"error": INTERRUPTED_RESULT_TEXT}
-        elif pick < 0.5:
-            payload = {"output": self.marker("r")}
-        elif pick < 0.65:
-            payload = {rng.choice(("result", "error")): self.marker("r")}
-        elif pick < 0.85:
-            payload = {"output": {"rows": [self.marker("r")]}}
-        else:
-            payload = {"output": self.marker("r"), "code": 0}
-        data["response"] = payload
-        return {"functionResponse": data}
-
-    def results(self, call_ids: list[object]) -> list[object]:
-        """One response per call (a repeated id answered once), in one content or split over two; text around."""
-        seen: set[object] = set()
-        parts: list[object] = []
-        for call in call_ids:
-            call_id = call[1] if isinstance(call, tuple) else None
-            if call_id is None or call_id not in seen:
-                parts.append(self.response(call))
-            seen.add(call_id)
-        return self.contents(parts) if parts else []
-
-    def contents(self, parts: list[object]) -> list[object]:
-        """User contents holding ``parts``: maybe text before or after them, maybe split in two."""
-        rng = self.rng
-        if rng.random() < 0.15:
-            parts.insert(0, self.text("u"))
-        if rng.random() < 0.15:
-            parts.append(self.text("u"))
-        if len(parts) > 1 and rng.random() < 0.2:
-            cut = rng.randrange(1, len(parts))
-            return [{"role": "user", "parts": parts[:cut]}, {"role": "user", "parts": parts[cut:]}]
-        return [{"role": "user", "parts": parts}]
-
-    def orphan(self) -> list[object]:
-        """One to three responses for calls drawn from the pools (they may answer nothing)."""
-        return self.contents([self.response(None) for _ in range(self.rng.choice((1, 1, 2, 3)))])
-
-    def malformed(self) -> object:
-        rng = self.rng
-        bad = rng.choice(_BAD)
-        shapes: list[Callable[[], object]] = [
-            lambda: bad,
-            lambda: {"role": bad, "parts": [self.text("u")]},
-            lambda: {"role": "user", "parts": bad},
-            lambda: {"role": rng.choice(("user", "model")), "parts": [bad]},
-            lambda: {"role": "model"},
-            lambda: {"role": "model", "parts": [{"functionCall": {"args": {}}}]},
-            lambda: {"role": "model", "parts": [{"functionCall": bad}]},
-            lambda: {"role": "model", "parts": [{"functionCall": {"name": bad, "args": {}}}]},
-            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls", "id": bad, "args": {}}}]},
-            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": bad}}]},
-            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls"}, "thoughtSignature": bad}]},
-            lambda: {"role": "user", "parts": [{"functionResponse": bad}]},
-            lambda: {"role": "user", "parts": [{"functionResponse": {"name": bad, "response": {"output": "x"}}}]},
-            lambda: {"role": "user", "parts": [{"functionResponse": {"name": "ls", "id": bad, "response": {}}}]},
-            lambda: {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": bad}}]},
-        ]
-        return rng.choice(shapes)()
-
-    def spell(self, items: list[object]) -> list[object]:
-        """The contents in the transcript's spelling; the same object made twice stays one object."""
-        if self.spelling == "rest":
-            return items
-        convert = _snake if self.spelling == "snake" else _sdk_content
-        done: dict[int, object] = {}
-        out: list[object] = []
-        for item in items:
-            if id(item) not in done:
-                done[id(item)] = convert(item)
-            out.append(done[id(item)])
-        return out
+def wire_outcome(lane: Lane, items: list[object], view: Sequence[object] | str, sender: Sender) -> Outcome:
+    """What the SDK puts on the wire for ``view``, judged against what it puts there for ``items`` (the input)."""
+    if view is items or isinstance(view, str):
+        return "checked"
+    mine = {id(item) for item in items}
+    written = [item for item in view if id(item) not in mine]
+    if not written:
+        return "checked"
+    alone = sender.send(lane, written)
+    if alone.refusal is None and not alone.warned and not tokens(written) - tokens(alone.body):
+        return "checked"
+    caller = sender.send(lane, items)
+    if caller.refusal is not None:
+        return "lost on the wire" if alone.refusal is None and tokens(written) - tokens(alone.body) else "checked"
+    whole = sender.send(lane, list(view))
+    if whole.refusal is not None:
+        return "unsendable"
+    if whole.warned and not caller.warned:
+        return "warned on the wire"
+    dropped_anyway = tokens(items) - tokens(caller.body)
+    if (tokens(view) - tokens(whole.body)) - dropped_anyway:
+        return "lost on the wire"
+    return "checked"
 
 
-_SNAKE: Final = {"functionCall": "function_call", "functionResponse": "function_response"}
-_SNAKE_SIGNATURE: Final = {"thoughtSignature": "thought_signature"}
-
-
-def _snake(content: object) -> object:
-    """A made content in the SDK's snake_case dict spelling (part keys only; payloads stay as made)."""
-    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        return content
-    keys = _SNAKE | _SNAKE_SIGNATURE
-    parts = [{keys.get(k, k): v for k, v in p.items()} if isinstance(p, dict) else p for p in content["parts"]]
-    return {**content, "parts": parts}
-
-
-def _sdk_content(content: object) -> object:
-    """A made content as a ``google.genai.types.Content``; one the SDK's validation refuses is constructed as made."""
-    from google.genai import types  # noqa: PLC0415 - only Gemini transcripts need the SDK
-    from pydantic import ValidationError  # noqa: PLC0415
-
-    snake = _snake(content)
-    if not isinstance(snake, dict):
-        return snake
-    parts = snake.get("parts")
-    if isinstance(parts, list):
-        parts = [_signature_bytes(p) for p in parts]
-    try:
-        return types.Content.model_validate({**snake, "parts": parts} if "parts" in snake else snake)
-    except ValidationError:
-        pass
-    classes: dict[str, type[BaseModel]] = {
-        "function_call": types.FunctionCall,
-        "function_response": types.FunctionResponse,
-    }
-    if isinstance(parts, list):
-        parts = [_construct(types.Part, p, classes) if isinstance(p, dict) else p for p in parts]
-    fields: dict[str, Any] = {k: v for k, v in snake.items() if k in ("role", "parts")}
-    if "parts" in snake:
-        fields["parts"] = parts
-    return types.Content.model_construct(**fields)
-
-
-def _construct(cls: type[BaseModel], made: dict[str, object], classes: dict[str, type[BaseModel]]) -> BaseModel:
-    """``cls`` holding ``made`` unvalidated, its dict fields named in ``classes`` constructed the same way."""
-    fields: dict[str, Any] = {
-        k: _construct(classes[k], v, {}) if k in classes and isinstance(v, dict) else v for k, v in made.items()
-    }
-    return cls.model_construct(None, **fields)
-
-
-def _signature_bytes(part: object) -> object:
-    """The part with a string signature as the bytes the SDK holds."""
-    if isinstance(part, dict) and isinstance(part.get("thought_signature"), str):
-        return {**part, "thought_signature": base64.b64decode(part["thought_signature"] + "==")}
-    return part
-
-
-def transcript(lane: Lane, flavour: str, rng: random.Random) -> list[object]:
-    """One generated transcript of ``flavour`` in ``lane``."""
-    make = _GeminiMaker(lane, rng) if lane == "gemini.generate_content" else _Maker(lane, rng)
-    items: list[object] = []
-    if flavour == "near":
-        for _ in range(rng.randint(1, 6)):
-            items.append(make.user())
-            calls: list[object] = []
-            items += make.answer(calls)
-            items += make.results(calls)
-        for _ in range(rng.randint(1, 3)):
-            fault = rng.random()
-            at = rng.randint(0, len(items))
-            if fault < 0.3 and items:
-                del items[rng.randrange(len(items))]
-            elif fault < 0.5:
-                items[at:at] = make.orphan()
-            elif fault < 0.7 and items:
-                items.insert(at, items[rng.randrange(len(items))])
-            elif fault < 0.85:
-                items.insert(at, make.user())
-            else:
-                items += make.answer([])
-        return make.spell(items)
-    for _ in range(rng.randint(0, 16)):
-        pick = rng.random()
-        if flavour == "malformed" and pick < 0.15:
-            items.append(make.malformed())
-        elif pick < 0.25:
-            items.append(make.user())
-        elif pick < 0.5:
-            items += make.answer([])
-        elif pick < 0.85:
-            items += make.orphan()
-        elif items:
-            items.append(items[rng.randrange(len(items))])  # the very same object again
-    return make.spell(items)
-
-
-def check(lane: Lane, items: list[object]) -> str:
-    """The class of one transcript (see ``CLASSES``)."""
+def check(lane: Lane, items: list[object], *, sender: Sender | None = None) -> Outcome:
+    """The outcome of one transcript (see ``OUTCOMES``); ``sender``: also what the SDK puts on the wire."""
     before = copy.deepcopy(items)
     try:
         view = ensure_tool_turn_invariants(items, lane=lane)
@@ -505,32 +218,126 @@ def check(lane: Lane, items: list[object]) -> str:
         kept = set(_MARKER.findall(json.dumps(view.messages, default=_plain)))
         if not set(_MARKER.findall(json.dumps(items, default=_plain))) <= kept:
             return "unreported loss"
-    return "checked"
+    return "checked" if sender is None else wire_outcome(lane, items, view.messages, sender)
 
 
-def _plain(value: object) -> object:
-    """A value ``json`` cannot write, as it can: a pydantic model's fields (its ``str`` abbreviates deep values)."""
-    model_dump = getattr(value, "model_dump", None)
-    return model_dump(warnings=False) if callable(model_dump) else str(value)
+@dataclass(kw_only=True)
+class Tally:
+    """One row's outcomes, and the smallest transcript (by its JSON) of each failing outcome."""
+
+    counts: Counter[Outcome] = field(default_factory=Counter)
+    smallest: dict[Outcome, Transcript] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome, made: Transcript) -> None:
+        """Counts ``made`` under ``outcome``, and keeps it when it is the smallest of a failing outcome so far."""
+        self.counts[outcome] += 1
+        if outcome in FAILURES:
+            kept = self.smallest.get(outcome)
+            if kept is None or _size(made) < _size(kept):
+                self.smallest[outcome] = made
 
 
-def run(count: int, *, seed: int = 1, lanes: Sequence[Lane] = LANES) -> dict[tuple[Lane, str], Counter[str]]:
+def _size(made: Transcript) -> int:
+    return len(shown(made.items))
+
+
+def shown(items: object) -> str:
+    """``items`` as JSON, each SDK object as ``{"<its class>": <its fields>}`` (unset fields left out)."""
+
+    def typed(value: object) -> object:
+        model_dump = getattr(value, "model_dump", None)
+        if callable(model_dump):
+            return {type(value).__name__: model_dump(exclude_none=True, warnings=False)}
+        return str(value)
+
+    return json.dumps(items, default=typed)
+
+
+def row_name(flavour: Flavour, made: Transcript) -> str:
+    """The generator a transcript comes from: its flavour, and its spelling when it has one."""
+    return flavour if made.spelling is None else f"{flavour}, {made.spelling}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    """A run's rows by lane and generator, and each lane's CPU seconds (making and checking its transcripts)."""
+
+    rows: dict[tuple[Lane, str], Tally]
+    seconds: dict[Lane, float]
+    count: int
+
+    def failures(self) -> dict[tuple[Lane, str], dict[Outcome, int]]:
+        """The failing outcomes of each row that has any."""
+        found = {key: {o: tally.counts[o] for o in FAILURES if tally.counts[o]} for key, tally in self.rows.items()}
+        return {key: counts for key, counts in found.items() if counts}
+
+
+def run(
+    count: int,
+    *,
+    seed: int = 1,
+    lanes: Sequence[Lane] = LANES,
+    flavours: Sequence[Flavour] = FLAVOURS,
+    wire: bool = True,
+) -> Run:
     """``count`` transcripts per lane and flavour, each lane and flavour from its own seeded generator."""
-    out: dict[tuple[Lane, str], Counter[str]] = {}
-    for lane in lanes:
-        for flavour in FLAVOURS:
-            rng = random.Random(f"{seed}:{lane}:{flavour}")
-            out[lane, flavour] = Counter(check(lane, transcript(lane, flavour, rng)) for _ in range(count))
-    return out
+    sender = Sender() if wire else None
+    rows: dict[tuple[Lane, str], Tally] = {}
+    seconds: dict[Lane, float] = {}
+    try:
+        for lane in lanes:
+            started = time.process_time()
+            for flavour in flavours:
+                rng = random.Random(f"{seed}:{lane}:{flavour}")
+                for _ in range(count):
+                    made = transcript(lane, flavour, rng)
+                    outcome = check(lane, made.items, sender=sender)
+                    rows.setdefault((lane, row_name(flavour, made)), Tally()).add(outcome, made)
+            seconds[lane] = time.process_time() - started
+    finally:
+        if sender is not None:
+            sender.close()
+    return Run(rows=dict(sorted(rows.items(), key=lambda kv: _row_order(*kv[0]))), seconds=seconds, count=count)
 
 
-def table(counts: dict[tuple[Lane, str], Counter[str]]) -> str:
-    """The counts, one row per lane and flavour."""
-    header = f"{'lane':<26} {'flavour':<10}" + "".join(f"{c:>17}" for c in CLASSES)
+def _row_order(lane: Lane, generator: str) -> tuple[int, int, int]:
+    flavour, _, spelling = generator.partition(", ")
+    return LANES.index(lane), FLAVOURS.index(flavour), SPELLINGS.index(spelling) if spelling else -1
+
+
+_SHORT: Final[dict[Outcome, str]] = {
+    "internal error": "internal",
+    "invalid output": "invalid",
+    "non-idempotent": "non-idem",
+    "unreported loss": "unrep loss",
+    "warned on the wire": "wire warn",
+    "lost on the wire": "wire loss",
+}
+
+
+def table(result: Run) -> str:
+    """The outcomes, one row per lane and generator, then each lane's CPU seconds per 1,000 transcripts."""
+    heads = [_SHORT.get(o, o) for o in OUTCOMES]
+    header = f"{'lane':<24} {'generator':<17}" + "".join(f"{h:>12}" for h in heads)
     rows = [header, "-" * len(header)]
-    for (lane, flavour), counter in counts.items():
-        rows.append(f"{lane:<26} {flavour:<10}" + "".join(f"{counter[c]:>17,}" for c in CLASSES))
+    for (lane, generator), tally in result.rows.items():
+        rows.append(f"{lane:<24} {generator:<17}" + "".join(f"{tally.counts[o]:>12,}" for o in OUTCOMES))
+    flavours = len({generator.split(",")[0] for _, generator in result.rows})
+    rows.append("")
+    for lane, seconds in result.seconds.items():
+        per = seconds / max(1, result.count * flavours) * 1000
+        rows.append(f"{lane}: {per:.2f} s of CPU per 1,000 transcripts")
     return "\n".join(rows)
+
+
+def examples(result: Run) -> str:
+    """The smallest transcript of each failing row and outcome, with the faults put in it."""
+    out = []
+    for (lane, generator), tally in result.rows.items():
+        for outcome, made in tally.smallest.items():
+            faults = f" (faults: {', '.join(made.faults)})" if made.faults else ""
+            out.append(f"{lane} / {generator} / {outcome}{faults}:\n  {shown(made.items)}")
+    return "\n".join(out)
 
 
 def main() -> None:
@@ -538,11 +345,22 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000, help="transcripts per lane and flavour")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--lane", choices=LANES, action="append", help="only this lane (repeatable)")
+    parser.add_argument("--flavour", choices=FLAVOURS, action="append", help="only this flavour (repeatable)")
+    parser.add_argument("--no-wire", action="store_true", help="leave out what the SDKs put on the wire")
+    parser.add_argument("--examples", action="store_true", help="print the smallest transcript of each failure")
     args = parser.parse_args()
-    counts = run(args.count, seed=args.seed, lanes=args.lane or LANES)
-    print(table(counts))
-    failures = sum(counter[c] for counter in counts.values() for c in FAILURES)
+    result = run(
+        args.count,
+        seed=args.seed,
+        lanes=args.lane or LANES,
+        flavours=args.flavour or FLAVOURS,
+        wire=not args.no_wire,
+    )
+    print(table(result))
+    failures = sum(n for counts in result.failures().values() for n in counts.values())
     print(f"\nfailures: {failures:,}")
+    if args.examples and failures:
+        print(examples(result))
 
 
 if __name__ == "__main__":

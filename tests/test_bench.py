@@ -6,8 +6,10 @@ time to their descriptions, so a figure never silently measures something else.
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -17,6 +19,8 @@ import httpx2
 import pytest
 from google import genai
 from google.genai import types as genai_types
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
@@ -25,7 +29,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import law, lockstep, overhead, own, stability
+from bench import _fuzz_make, fuzz, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants
@@ -394,11 +398,187 @@ def test_otel_toolturn_keeps_the_cache_share_of_a_valid_session() -> None:
     assert repaired.cache_share >= 0.99 * reference.cache_share
 
 
-def test_a_fuzz_sample_finds_no_failure_in_any_lane() -> None:
-    """300 generated transcripts per lane and flavour: no internal error, invalid output, loss, mutation or repeat."""
-    from bench import fuzz  # noqa: PLC0415 - the bench module is only needed here
+FUZZ_SAMPLE: Final = 1_000
+"""Transcripts per lane and flavour the suite checks in memory."""
+WIRE_SAMPLE: Final = 250
+"""Transcripts per lane and flavour the suite also sends through the SDKs (the SDKs' request building
+is most of a wire-checked transcript's time)."""
 
-    counts = fuzz.run(300, seed=7)
-    failures = {key: {c: counter[c] for c in fuzz.FAILURES if counter[c]} for key, counter in counts.items()}
-    assert all(not found for found in failures.values()), failures
-    assert all(counter["checked"] for counter in counts.values()), "every lane and flavour checks transcripts"
+
+@pytest.fixture(scope="module")
+def sender() -> Iterator[fuzz.Sender]:
+    """One set of SDK clients over a mock transport, shared by the module's wire checks."""
+    clients = fuzz.Sender()
+    yield clients
+    clients.close()
+
+
+def test_a_fuzz_sample_finds_no_failure_in_any_lane() -> None:
+    """1,000 generated transcripts per lane and flavour: no internal error, invalid output, loss, mutation or repeat."""
+    result = fuzz.run(FUZZ_SAMPLE, seed=7, wire=False)
+    assert result.failures() == {}, fuzz.examples(result)
+    assert all(tally.counts["checked"] for tally in result.rows.values()), "every row checks transcripts"
+
+
+def test_a_fuzz_sample_sent_through_each_sdk_loses_nothing_on_the_wire() -> None:
+    """Each lane's SDK sends every view it is given, unwarned, with every marker and close the view holds."""
+    result = fuzz.run(WIRE_SAMPLE, seed=8)
+    assert result.failures() == {}, fuzz.examples(result)
+    assert {generator for lane, generator in result.rows if lane == "gemini.generate_content"} == {
+        f"{flavour}, {spelling}" for flavour in _fuzz_make.FLAVOURS for spelling in _fuzz_make.SPELLINGS
+    }
+
+
+_DRAWN: Final = settings(
+    max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@_DRAWN
+@given(rng=st.randoms(use_true_random=False))
+@pytest.mark.parametrize("flavour", _fuzz_make.FLAVOURS)
+@pytest.mark.parametrize("lane", otel_toolturn.LANES)
+def test_transcripts_drawn_by_hypothesis_pass_every_check(
+    lane: Lane, flavour: _fuzz_make.Flavour, rng: random.Random, sender: fuzz.Sender
+) -> None:
+    """The fuzz's generators under hypothesis (a failure shrinks to a small transcript): no failure, on the wire too."""
+    made = _fuzz_make.transcript(lane, flavour, rng)
+    note(f"{fuzz.shown(made.items)} spelling={made.spelling} faults={made.faults}")
+    assert fuzz.check(lane, made.items, sender=sender) in ("checked", "refused")
+
+
+def test_every_fault_is_put_into_the_near_transcripts_of_each_lane_that_has_it() -> None:
+    """``FAULTS_OF`` covers the fault vocabulary, and each lane's near transcripts carry every one of its faults."""
+    assert set().union(*_fuzz_make.FAULTS_OF.values()) == set(_fuzz_make.FAULTS)
+    assert set(_fuzz_make.FAULTS_OF) == set(otel_toolturn.LANES)
+    for lane, faults in _fuzz_make.FAULTS_OF.items():
+        rng = random.Random(f"faults:{lane}")  # noqa: S311 - a reproducible test input, not a secret
+        put = {f for _ in range(300) for f in _fuzz_make.transcript(lane, "near", rng).faults}
+        assert put == set(faults), lane
+
+
+def _spelling(content: object) -> str:
+    """``sdk`` for a typed content; ``rest`` or ``snake`` for a dict by its part keys (text alone: ``text``)."""
+    if not isinstance(content, dict):
+        return "sdk" if isinstance(content, genai_types.Content) else "other"
+    keys = {k for p in content.get("parts") or [] if isinstance(p, dict) for k in p}
+    if keys & {"functionCall", "functionResponse", "thoughtSignature"}:
+        return "rest"
+    return "snake" if keys & {"function_call", "function_response", "thought_signature"} else "text"
+
+
+def test_gemini_transcripts_come_in_four_spellings_and_mixed_ones_mix_them() -> None:
+    """Every spelling is drawn; a mixed transcript holds typed and dict contents, camelCase and snake_case ones."""
+    rng = random.Random("spellings")  # noqa: S311 - a reproducible test input, not a secret
+    made = [_fuzz_make.transcript("gemini.generate_content", "near", rng) for _ in range(200)]
+    assert {m.spelling for m in made} == set(_fuzz_make.SPELLINGS)
+    for spelling in ("rest", "snake", "sdk"):
+        held = {_spelling(c) for m in made if m.spelling == spelling for c in m.items}
+        assert held - {"text"} == {spelling}
+    mixed = [{_spelling(c) for c in m.items} for m in made if m.spelling == "mixed"]
+    assert any({"sdk", "rest", "snake"} <= spellings for spellings in mixed)
+
+
+def test_the_responses_fault_gives_a_call_item_another_call_items_id() -> None:
+    """``reused_item_id`` alone: two ``function_call`` items with one item ``id`` and distinct ``call_id``s."""
+    rng = random.Random("reused item id")  # noqa: S311 - a reproducible test input, not a secret
+    made = [_fuzz_make.transcript("openai.responses", "near", rng) for _ in range(300)]
+    faulty = [m.items for m in made if m.faults == ("reused_item_id",)]  # no later fault took it out
+    assert faulty
+    for items in faulty:
+        calls = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call" and "id" in i]
+        by_id: dict[object, set[object]] = {}
+        for call in calls:
+            by_id.setdefault(call["id"], set()).add(call["call_id"])
+        assert any(len(call_ids) > 1 for call_ids in by_id.values())
+
+
+def test_the_anthropic_fault_nests_a_result_in_a_results_content() -> None:
+    """``nested_result`` alone: a ``tool_result`` block inside another ``tool_result``'s content."""
+    rng = random.Random("nested result")  # noqa: S311 - a reproducible test input, not a secret
+    made = [_fuzz_make.transcript("anthropic.messages", "near", rng) for _ in range(300)]
+    faulty = [m.items for m in made if m.faults == ("nested_result",)]  # no later fault took it out
+    assert faulty
+    for items in faulty:
+        inner = [
+            b
+            for message in items
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block["content"], list)
+            for b in block["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+        assert inner
+
+
+_ASK: Final = {"role": "user", "parts": [{"text": "<u1>"}]}
+_STEP: Final = {"role": "model", "parts": [{"functionCall": {"name": "ls", "id": "c0", "args": {"q": "<arg2>"}}}]}
+_RESPONSE: Final = {"functionResponse": {"name": "ls", "id": "c0", "response": {"output": "<r3>"}}}
+_CLOSE: Final = {
+    "functionResponse": {"name": "ls", "id": "c0", "response": {"error": otel_toolturn.INTERRUPTED_RESULT_TEXT}}
+}
+
+
+def _typed(*parts: object) -> genai_types.Content:
+    """A typed user content holding ``parts`` as they are (a dict part stays a dict, as a foreign part would)."""
+    return genai_types.Content.model_construct(role="user", parts=list(parts))
+
+
+def _typed_close() -> genai_types.Part:
+    response = genai_types.FunctionResponse(
+        name="ls", id="c0", response={"error": otel_toolturn.INTERRUPTED_RESULT_TEXT}
+    )
+    return genai_types.Part(function_response=response)
+
+
+_WIRE_CASES: Final[dict[str, tuple[list[object], list[object], fuzz.Outcome]]] = {
+    "a camelCase response in a typed content": (
+        [_ASK, _STEP, {"role": "user", "parts": [_RESPONSE]}],
+        [_ASK, _STEP, _typed(_RESPONSE)],
+        "lost on the wire",
+    ),
+    "a camelCase close in a typed content": ([_ASK, _STEP], [_ASK, _STEP, _typed(_CLOSE)], "lost on the wire"),
+    "the same close typed": ([_ASK, _STEP], [_ASK, _STEP, _typed(_typed_close())], "checked"),
+    "a part the SDK drops from the caller's own content too": (
+        [_ASK, _STEP, _typed(_RESPONSE)],
+        [_ASK, _STEP, _typed(_RESPONSE, {"text": "<u4>"})],
+        "checked",
+    ),
+    "an item the SDK cannot send": ([_ASK, _STEP, {"role": "user", "parts": [_RESPONSE]}], [_ASK, None], "unsendable"),
+    "a typed response holding text where an object belongs": (
+        [_ASK, _STEP],
+        [
+            _ASK,
+            _STEP,
+            _typed(
+                genai_types.Part(
+                    function_response=genai_types.FunctionResponse.model_construct(name="ls", response="<r3>")
+                )
+            ),
+        ],
+        "warned on the wire",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_WIRE_CASES))
+def test_the_wire_check_judges_the_bytes_the_sdk_sends_against_the_callers_own(case: str, sender: fuzz.Sender) -> None:
+    """A marker or close the SDK drops from a view, a view it refuses or warns on: found; the caller's own: not."""
+    items, view, outcome = _WIRE_CASES[case]
+    assert fuzz.wire_outcome("gemini.generate_content", items, view, sender) == outcome
+
+
+def test_a_view_that_is_the_input_is_not_sent_again() -> None:
+    """The caller's own list, unrepaired, is what the caller sends: the wire check has nothing of the law's to judge."""
+
+    class Refusing(fuzz.Sender):
+        def send(self, lane: Lane, items: list[object]) -> fuzz.Sent:
+            raise AssertionError(f"sent {items!r} in {lane}")
+
+    items: list[object] = [_ASK, _STEP, _typed(_RESPONSE)]
+    refusing = Refusing()
+    try:
+        assert fuzz.wire_outcome("gemini.generate_content", items, items, refusing) == "checked"
+    finally:
+        refusing.close()

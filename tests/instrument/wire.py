@@ -15,6 +15,8 @@ from typing import Any, Final
 import anthropic
 import httpx2
 import openai
+from google import genai
+from google.genai import types as genai_types
 
 from otel_toolturn import Lane
 
@@ -251,12 +253,26 @@ def _responses_sse(model: str, text: str, calls: Sequence[Call], *, cut: bool) -
     return _sse(events)
 
 
+def _gemini_json(model: str, text: str) -> dict[str, object]:
+    return {
+        "candidates": [{"index": 0, "content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12},
+        "modelVersion": model,
+        "responseId": "resp-1",
+    }
+
+
 def respond(
     lane: Lane, *, stream: bool, model: str = MODEL, text: str = "done", calls: Sequence[Call] = (), cut: bool = False
 ) -> httpx2.Response:
-    """A provider response in ``lane``: whole JSON, or an SSE stream (``cut``: no closing frames)."""
+    """A provider response in ``lane``: whole JSON, or an SSE stream (``cut``: no closing frames).
+
+    Gemini: text only, its stream one frame holding the whole response (``calls`` and ``cut`` do not apply).
+    """
     if stream:
-        if lane == "anthropic.messages":
+        if lane == "gemini.generate_content":
+            body = _sse([(None, _gemini_json(model, text))])
+        elif lane == "anthropic.messages":
             body = _anthropic_sse(model, text, calls, cut=cut)
         elif lane == "openai.chat_completions":
             body = _chat_sse(model, text, calls, cut=cut)
@@ -265,7 +281,9 @@ def respond(
         return httpx2.Response(
             200, content=body, headers={"content-type": "text/event-stream", "x-request-id": "req_1"}
         )
-    if lane == "anthropic.messages":
+    if lane == "gemini.generate_content":
+        payload = _gemini_json(model, text)
+    elif lane == "anthropic.messages":
         payload = _anthropic_message(model, text, calls)
     elif lane == "openai.chat_completions":
         payload = _chat_json(model, text, calls)
@@ -281,9 +299,15 @@ def _default(lane: Lane, body: dict[str, object]) -> httpx2.Response:
     return respond(lane, stream=bool(body.get("stream")))
 
 
+GEMINI_BASE_URL: Final = "http://gemini.invalid"
+"""The base URL the Gemini client is given (no request leaves the mock transport)."""
+
+
 def lane_of(request: httpx2.Request) -> Lane:
     """The lane a request to the mock transport speaks, from its path."""
     path = request.url.path
+    if path.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini.generate_content"
     if path.endswith("/messages"):
         return "anthropic.messages"
     if path.endswith("/chat/completions"):
@@ -303,7 +327,11 @@ class Wire:
         body = request.read()
         self.bodies.append(body)
         self.headers.append(dict(request.headers))
-        return self.responder(lane_of(request), json.loads(body))
+        lane = lane_of(request)
+        loaded = json.loads(body)
+        if lane == "gemini.generate_content" and request.url.path.endswith(":streamGenerateContent"):
+            loaded["stream"] = True  # Gemini says it in the path, the other lanes in the body
+        return self.responder(lane, loaded)
 
     def body(self, index: int = -1) -> dict[str, Any]:
         loaded = json.loads(self.bodies[index])
@@ -336,3 +364,10 @@ class Wire:
             max_retries=0,
             open_telemetry=open_telemetry,
         )
+
+    def gemini(self) -> genai.Client:
+        """A google-genai client (Gemini API, not Vertex) whose requests reach this transport."""
+        options = genai_types.HttpOptions(
+            base_url=GEMINI_BASE_URL, httpx_client=httpx2.Client(transport=self.transport())
+        )
+        return genai.Client(api_key=KEY, http_options=options)

@@ -1,0 +1,805 @@
+"""The transcripts ``bench.fuzz`` checks: one maker per lane, three flavours, named faults, Gemini in four spellings.
+
+``transcript(lane, flavour, rng)`` draws one transcript from ``rng`` (a seeded ``random.Random``, or
+the one hypothesis draws from, so that a failure shrinks):
+
+- ``random``: any sequence of the lane's items (user turns, answers with calls, results, the very
+  same object again) from small id pools, so every break occurs and ids are reused across turns;
+- ``near``: a clean session of one to six rounds with one to three of the lane's ``FAULTS_OF`` in it;
+- ``malformed``: the random sequence with items of the wrong type, fields missing or of the wrong
+  type, and shapes the lane does not define mixed in.
+
+Every text, call argument and result payload is a unique ``<kind><n>`` marker, so whatever reaches a
+list can be traced. Gemini contents are made as REST camelCase dicts and then written in the
+transcript's spelling: ``rest``, ``snake`` (the SDK's snake_case dicts), ``sdk``
+(``google.genai.types.Content``; one the SDK's validation refuses is constructed as made) or
+``mixed`` (each content in one of the three, as a history holding the SDK's response objects beside
+stored JSON has them); the same object made twice stays one object.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import itertools
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+
+from typing_extensions import assert_never
+
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+Flavour = Literal["random", "near", "malformed"]
+FLAVOURS: Final[tuple[Flavour, ...]] = get_args(Flavour)
+
+Spelling = Literal["rest", "snake", "sdk", "mixed"]
+SPELLINGS: Final[tuple[Spelling, ...]] = get_args(Spelling)
+"""Gemini's spellings of a transcript: REST camelCase dicts, the SDK's snake_case dicts, typed ``Content``, mixed."""
+
+Fault = Literal[
+    "dropped_item",
+    "dropped_result",
+    "late_result",
+    "split_results",
+    "duplicated_result",
+    "same_object",
+    "orphan_result",
+    "user_between",
+    "unanswered_call",
+    "chunked_answer",
+    "dropped_signature",
+    "reused_item_id",
+    "nested_result",
+]
+"""A near-valid transcript's faults: any item left out; one result left out (Gemini: one response part);
+a result moved later; a batch's results split over two messages (Chat and Responses: a user message
+between them); a second result, with a payload of its own, for an answered call; an item inserted again
+as the very same object; a result for a pool id, which may answer nothing; a user message inserted
+anywhere; an answer with calls and no results; an assistant message cut in two consecutive ones, one
+per streamed chunk; a signed call's thought signature left out (Gemini); a call item given another call
+item's ``id``, its ``call_id`` its own (Responses, a retry that kept the item id); a result nested in
+another result's content (Anthropic)."""
+FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
+
+_EVERY_LANE: Final[tuple[Fault, ...]] = (
+    "dropped_item",
+    "dropped_result",
+    "late_result",
+    "split_results",
+    "duplicated_result",
+    "same_object",
+    "orphan_result",
+    "user_between",
+    "unanswered_call",
+)
+FAULTS_OF: Final[Mapping[Lane, tuple[Fault, ...]]] = MappingProxyType(
+    {
+        "anthropic.messages": (*_EVERY_LANE, "chunked_answer", "nested_result"),
+        "openai.chat_completions": (*_EVERY_LANE, "chunked_answer"),
+        "openai.responses": (*_EVERY_LANE, "reused_item_id"),
+        "gemini.generate_content": (*_EVERY_LANE, "chunked_answer", "dropped_signature"),
+    }
+)
+"""The faults a near-valid transcript of each lane draws from (Responses items are one per part already)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Transcript:
+    """One generated transcript: its items, its spelling (Gemini) and the faults put in it (``near``)."""
+
+    items: list[object]
+    spelling: Spelling | None = None
+    faults: tuple[Fault, ...] = ()
+
+
+_CALL_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0")
+_ITEM_IDS: Final = ("rs_1", "rs_2", "msg_1", "msg_2")
+_SHARED_ID: Final = "fc_0"
+"""A Responses item id that calls and outputs of different call ids carry (a retry that rewrote the call id and kept
+the item id)."""
+"""Ids shared by items that are no calls; a call item's own id follows its call id (``fc_<call id>``), so it
+repeats exactly where the call is replayed, unless a ``reused_item_id`` fault gives it another call's."""
+_NAMES: Final = ("ls", "cat", "grep")
+"""Gemini tool names: a small pool, since responses without ids are matched by name."""
+_SIGNATURE: Final = "c2ln"
+"""A thought signature as REST carries it (base64 of ``sig``); SDK objects hold the decoded bytes."""
+_BAD: Final[tuple[object, ...]] = (None, 3, "", [], {}, ["x"], {"k": "v"}, 1.5, True)
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """A made item as the dict it is (the faults rewrite only items their maker made as dicts)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a made item to rewrite must be a dict, got {type(value).__name__}")
+    return value
+
+
+class _Maker:
+    """Makes one lane's items with unique markers, from ``rng``.
+
+    The hooks of the faults answer ``None`` where a fault does not apply to the item (or to the lane).
+    """
+
+    lane: Lane
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng, self.n = rng, 0
+
+    def marker(self, kind: str) -> str:
+        self.n += 1
+        return f"<{kind}{self.n}>"
+
+    def call_id(self) -> str:
+        return self.rng.choice(_CALL_IDS[:3])
+
+    def content(self, kind: str, part: str) -> object:
+        text = self.marker(kind)
+        return text if self.rng.random() < 0.6 else [{"type": part, "text": text}]
+
+    def user(self) -> object:
+        return {"role": "user", "content": self.content("u", "text")}
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """One assistant turn (its call ids added to ``call_ids``)."""
+        raise NotImplementedError
+
+    def result(self, call_id: str) -> object:
+        raise NotImplementedError
+
+    def results(self, call_ids: list[object]) -> list[object]:
+        """One result item for each distinct call id."""
+        return [self.result(str(c)) for c in dict.fromkeys(call_ids)]
+
+    def orphan(self) -> list[object]:
+        """A result for a call id drawn from the pool (it may answer nothing)."""
+        return [self.result(self.call_id())]
+
+    def malformed(self) -> object:
+        bad = self.rng.choice(_BAD)
+        return self.rng.choice(self.bad_shapes(bad))()
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        """Ways to make a malformed item around the bad value ``bad``."""
+        return [
+            lambda: bad,
+            lambda: {"role": bad, "content": self.marker("u")},
+            lambda: {"role": "user", "content": bad},
+        ]
+
+    def spell(self, items: list[object]) -> Transcript:
+        """The transcript in the lane's spelling (the items as made)."""
+        return Transcript(items=items)
+
+    def is_result(self, item: object) -> bool:
+        raise NotImplementedError
+
+    def is_answer(self, item: object) -> bool:
+        return isinstance(item, dict) and item.get("role") == "assistant"
+
+    def without_one(self, item: object) -> object | None:  # noqa: ARG002 - a lane of one result an item
+        """The result item with one of several results left out (``None``: it holds one)."""
+        return None
+
+    def split(self, item: object) -> list[object] | None:  # noqa: ARG002 - a lane of one result an item
+        """The result item's results over two items (``None``: the lane keeps one result an item)."""
+        return None
+
+    def again(self, item: object) -> object:
+        """A second result, with a payload of its own, for a call the result item answers."""
+        raise NotImplementedError
+
+    def chunked(self, item: object) -> list[object] | None:  # noqa: ARG002 - a lane of one piece an item
+        """The assistant message cut in two consecutive ones (``None``: it has one piece)."""
+        return None
+
+    def unsigned(self, item: object) -> object | None:  # noqa: ARG002 - a lane without signed calls
+        """The model content with its first signed call unsigned (``None``: nothing signed)."""
+        return None
+
+    def nested(self, item: object) -> object | None:  # noqa: ARG002 - a lane whose results hold no results
+        """The result message with a result nested in its first result's content (``None``: not one)."""
+        return None
+
+
+class _Anthropic(_Maker):
+    lane: Lane = "anthropic.messages"
+
+    def call_id(self) -> str:
+        return self.rng.choice(_CALL_IDS)
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Text, thinking and calls, in a random order."""
+        blocks: list[object] = []
+        for _ in range(self.rng.randint(1, 4)):
+            pick = self.rng.random()
+            if pick < 0.3:
+                blocks.append({"type": "text", "text": self.marker("a")})
+            elif pick < 0.45:
+                blocks.append({"type": "thinking", "thinking": self.marker("th"), "signature": "sig"})
+            else:
+                blocks.append({"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}})
+        call_ids.extend(str(b["id"]) for b in blocks if isinstance(b, dict) and b["type"] == "tool_use")
+        return [{"role": "assistant", "content": blocks}]
+
+    def block(self, call_id: str) -> dict[str, object]:
+        close = self.rng.random() < 0.15
+        block: dict[str, object] = {"type": "tool_result", "tool_use_id": call_id}
+        block["content"] = INTERRUPTED_RESULT_TEXT if close else self.content("r", "text")
+        if self.rng.random() < 0.2:
+            block["is_error"] = True
+        return block
+
+    def result(self, call_id: str) -> object:
+        blocks: list[object] = [self.block(call_id)]
+        if self.rng.random() < 0.15:
+            blocks.append({"type": "text", "text": self.marker("u")})
+        return {"role": "user", "content": blocks}
+
+    def results(self, call_ids: list[object]) -> list[object]:
+        """The results of a turn in one user message, one block per distinct call id, maybe text after them."""
+        blocks: list[object] = [self.block(str(c)) for c in dict.fromkeys(call_ids)]
+        if blocks and self.rng.random() < 0.15:
+            blocks.append({"type": "text", "text": self.marker("u")})
+        return [{"role": "user", "content": blocks}] if blocks else []
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        return [
+            *super().bad_shapes(bad),
+            lambda: {"role": "assistant", "content": [{"type": "tool_use", "id": bad, "name": "f", "input": {}}]},
+            lambda: {"role": "assistant", "content": [{"type": "tool_use", "id": self.call_id(), "name": "f"}]},
+            lambda: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": bad, "content": "x"}]},
+            lambda: {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": self.call_id(), "content": bad}],
+            },
+            lambda: {"role": "assistant", "content": [bad]},
+            lambda: self.nested(self.result(self.call_id())),
+            lambda: {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": self.call_id(),
+                        "content": [
+                            {"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}},
+                            {"type": "text", "text": ""},
+                        ],
+                    }
+                ],
+            },
+        ]
+
+    def _results_in(self, item: object) -> list[int]:
+        if not isinstance(item, dict) or item.get("role") != "user" or not isinstance(item.get("content"), list):
+            return []
+        return [i for i, b in enumerate(item["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+    def is_result(self, item: object) -> bool:
+        return bool(self._results_in(item))
+
+    def without_one(self, item: object) -> object | None:
+        at = self._results_in(item)
+        if len(at) < 2:
+            return None
+        gone = self.rng.choice(at)
+        return {**_dict(item), "content": [b for i, b in enumerate(_dict(item)["content"]) if i != gone]}
+
+    def split(self, item: object) -> list[object] | None:
+        blocks = _dict(item)["content"]
+        if len(blocks) < 2:
+            return None
+        cut = self.rng.randrange(1, len(blocks))
+        return [{"role": "user", "content": blocks[:cut]}, {"role": "user", "content": blocks[cut:]}]
+
+    def again(self, item: object) -> object:
+        block = _dict(item)["content"][self.rng.choice(self._results_in(item))]
+        return self.result(block["tool_use_id"])
+
+    def chunked(self, item: object) -> list[object] | None:
+        blocks = _dict(item)["content"]
+        if not isinstance(blocks, list) or len(blocks) < 2:
+            return None
+        cut = self.rng.randrange(1, len(blocks))
+        return [{"role": "assistant", "content": blocks[:cut]}, {"role": "assistant", "content": blocks[cut:]}]
+
+    def nested(self, item: object) -> object | None:
+        at = self._results_in(item)
+        if not at:
+            return None
+        blocks = list(_dict(item)["content"])
+        outer = blocks[at[0]]
+        inner = {"type": "tool_result", "tool_use_id": self.call_id(), "content": self.content("r", "text")}
+        own = outer.get("content")
+        held = own if isinstance(own, list) else [{"type": "text", "text": own}] if isinstance(own, str) else []
+        blocks[at[0]] = {**outer, "content": [inner, *held] if self.rng.random() < 0.5 else [*held, inner]}
+        return {**_dict(item), "content": blocks}
+
+
+class _Chat(_Maker):
+    lane: Lane = "openai.chat_completions"
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Text or none, and zero to three calls."""
+        calls = [
+            {"id": self.call_id(), "type": "function", "function": {"name": self.marker("tool"), "arguments": "{}"}}
+            for _ in range(self.rng.choice((0, 1, 1, 2, 3)))
+        ]
+        call_ids.extend(str(c["id"]) for c in calls)
+        message: dict[str, object] = {
+            "role": "assistant",
+            "content": self.marker("a") if self.rng.random() < 0.7 else None,
+        }
+        if calls:
+            message["tool_calls"] = calls
+        elif message["content"] is None:
+            message["content"] = self.marker("a")
+        return [message]
+
+    def result(self, call_id: str) -> object:
+        content = INTERRUPTED_RESULT_TEXT if self.rng.random() < 0.15 else self.content("r", "text")
+        return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        return [
+            *super().bad_shapes(bad),
+            lambda: {"role": "assistant", "tool_calls": bad},
+            lambda: {"role": "assistant", "tool_calls": [{"id": bad, "function": {"name": "f"}}]},
+            lambda: {"role": "assistant", "tool_calls": [{"id": self.call_id(), "function": bad}]},
+            lambda: {"role": "tool", "tool_call_id": bad, "content": "x"},
+            lambda: {"role": "tool", "tool_call_id": self.call_id(), "content": bad},
+            lambda: {
+                "role": "tool",
+                "tool_call_id": self.call_id(),
+                "content": [{"type": "refusal", "refusal": self.marker("r")}, {"k": self.marker("r")}],
+            },
+        ]
+
+    def is_result(self, item: object) -> bool:
+        return isinstance(item, dict) and item.get("role") == "tool"
+
+    def again(self, item: object) -> object:
+        return self.result(_dict(item)["tool_call_id"])
+
+    def chunked(self, item: object) -> list[object] | None:
+        message = _dict(item)
+        calls = message.get("tool_calls")
+        if not isinstance(calls, list) or not calls:
+            return None
+        if message.get("content") is not None:
+            return [{"role": "assistant", "content": message["content"]}, {**message, "content": None}]
+        if len(calls) < 2:
+            return None
+        cut = self.rng.randrange(1, len(calls))
+        return [{**message, "tool_calls": calls[:cut]}, {**message, "tool_calls": calls[cut:]}]
+
+
+class _Responses(_Maker):
+    lane: Lane = "openai.responses"
+
+    def user(self) -> object:
+        if self.rng.random() < 0.5:
+            return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": self.marker("u")}]}
+        return super().user()
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Messages, reasoning and call items, in a random order."""
+        rng = self.rng
+        items: list[object] = []
+        for _ in range(rng.randint(1, 4)):
+            pick = rng.random()
+            if pick < 0.3:
+                item: dict[str, object] = {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": self.marker("a")}],
+                }
+                if rng.random() < 0.2:
+                    item["id"] = rng.choice(_ITEM_IDS)
+                items.append(item)
+            elif pick < 0.45:
+                items.append({"type": "reasoning", "id": rng.choice(_ITEM_IDS), "summary": []})
+            else:
+                call: dict[str, object] = {
+                    "type": "function_call",
+                    "call_id": self.call_id(),
+                    "name": self.marker("tool"),
+                    "arguments": "{}",
+                }
+                if rng.random() < 0.3:  # mostly its call's own item id; sometimes one other items carry too
+                    call["id"] = f"fc_{call['call_id']}" if rng.random() < 0.8 else _SHARED_ID
+                call_ids.append(str(call["call_id"]))
+                items.append(call)
+        return items
+
+    def result(self, call_id: str) -> object:
+        output = INTERRUPTED_RESULT_TEXT if self.rng.random() < 0.15 else self.content("r", "input_text")
+        item: dict[str, object] = {"type": "function_call_output", "call_id": call_id, "output": output}
+        if self.rng.random() < 0.05:
+            item["id"] = _SHARED_ID
+        return item
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        return [
+            *super().bad_shapes(bad),
+            lambda: {"type": "function_call", "call_id": bad, "name": "f", "arguments": "{}"},
+            lambda: {"type": "function_call", "call_id": self.call_id(), "id": bad, "name": "f", "arguments": "{}"},
+            lambda: {"type": "function_call_output", "call_id": bad, "output": "x"},
+            lambda: {"type": "function_call_output", "call_id": self.call_id(), "output": bad},
+            lambda: {"type": bad},
+            lambda: {"type": "reasoning", "id": bad, "summary": []},
+            lambda: {
+                "type": "function_call_output",
+                "call_id": self.call_id(),
+                "output": [{"type": "function_call_output", "call_id": self.call_id(), "output": self.marker("r")}],
+            },
+        ]
+
+    def is_result(self, item: object) -> bool:
+        return isinstance(item, dict) and item.get("type") == "function_call_output"
+
+    def is_answer(self, item: object) -> bool:
+        return isinstance(item, dict) and item.get("type") == "function_call"
+
+    def again(self, item: object) -> object:
+        return self.result(_dict(item)["call_id"])
+
+
+class _Gemini(_Maker):
+    """Makes Gemini contents (REST camelCase while made; ``spell`` writes them in the transcript's spelling).
+
+    A call is ``(name, id or None)``. Per transcript: whether calls carry ids (always, never, or mixed)
+    and the spelling.
+    """
+
+    lane: Lane = "gemini.generate_content"
+
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(rng)
+        self.ids = rng.choice(("always", "never", "mixed"))
+        self.spelling: Spelling = rng.choice(SPELLINGS)
+
+    def call(self) -> tuple[str, str | None]:
+        rng = self.rng
+        with_id = self.ids == "always" or (self.ids == "mixed" and rng.random() < 0.5)
+        return rng.choice(_NAMES), rng.choice(_CALL_IDS[:3]) if with_id else None
+
+    def text(self, kind: str) -> dict[str, object]:
+        part: dict[str, object] = {"text": self.marker(kind)}
+        if kind == "th":
+            part["thought"] = True
+        return part
+
+    def user(self) -> object:
+        content: dict[str, object] = {"parts": [self.text("u")]}
+        if self.rng.random() < 0.9:  # a missing role reads as user
+            content = {"role": "user", **content}
+        return content
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """One call step or reply: text, thought and call parts, as one to three consecutive model contents."""
+        rng = self.rng
+        parts: list[object] = []
+        for _ in range(rng.randint(1, 4)):
+            pick = rng.random()
+            if pick < 0.25:
+                parts.append(self.text("a"))
+            elif pick < 0.4:
+                part = self.text("th")
+                if rng.random() < 0.5:
+                    part["thoughtSignature"] = _SIGNATURE
+                parts.append(part)
+            else:
+                name, call_id = self.call()
+                data: dict[str, object] = {"name": name, "args": {"q": self.marker("arg")}}
+                if call_id is not None:
+                    data["id"] = call_id
+                call: dict[str, object] = {"functionCall": data}
+                first = not any("functionCall" in p for p in parts if isinstance(p, dict))
+                if rng.random() < (0.8 if first else 0.15):
+                    call["thoughtSignature"] = _SIGNATURE
+                parts.append(call)
+                call_ids.append((name, call_id))
+        cuts = sorted(rng.sample(range(1, len(parts)), k=min(len(parts) - 1, rng.choice((0, 0, 1, 2)))))
+        bounds = [0, *cuts, len(parts)]
+        return [{"role": "model", "parts": parts[a:b]} for a, b in itertools.pairwise(bounds)]
+
+    def response(self, call: object) -> dict[str, object]:
+        rng = self.rng
+        name, call_id = call if isinstance(call, tuple) else self.call()
+        data: dict[str, object] = {"name": name}
+        if call_id is not None and rng.random() < 0.9:  # else matched by name
+            data["id"] = call_id
+        pick = rng.random()
+        payload: dict[str, object]
+        if pick < 0.15:
+            payload = {"error": INTERRUPTED_RESULT_TEXT}
+        elif pick < 0.5:
+            payload = {"output": self.marker("r")}
+        elif pick < 0.65:
+            payload = {rng.choice(("result", "error")): self.marker("r")}
+        elif pick < 0.85:
+            payload = {"output": {"rows": [self.marker("r")]}}
+        else:
+            payload = {"output": self.marker("r"), "code": 0}
+        data["response"] = payload
+        return {"functionResponse": data}
+
+    def results(self, call_ids: list[object]) -> list[object]:
+        """One response per call (a repeated id answered once), in one content or split over two; text around."""
+        seen: set[object] = set()
+        parts: list[object] = []
+        for call in call_ids:
+            call_id = call[1] if isinstance(call, tuple) else None
+            if call_id is None or call_id not in seen:
+                parts.append(self.response(call))
+            seen.add(call_id)
+        return self.contents(parts) if parts else []
+
+    def contents(self, parts: list[object]) -> list[object]:
+        """User contents holding ``parts``: maybe text before or after them, maybe split in two."""
+        rng = self.rng
+        if rng.random() < 0.15:
+            parts.insert(0, self.text("u"))
+        if rng.random() < 0.15:
+            parts.append(self.text("u"))
+        if len(parts) > 1 and rng.random() < 0.2:
+            cut = rng.randrange(1, len(parts))
+            return [{"role": "user", "parts": parts[:cut]}, {"role": "user", "parts": parts[cut:]}]
+        return [{"role": "user", "parts": parts}]
+
+    def orphan(self) -> list[object]:
+        """One to three responses for calls drawn from the pools (they may answer nothing)."""
+        return self.contents([self.response(None) for _ in range(self.rng.choice((1, 1, 2, 3)))])
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        rng = self.rng
+        return [
+            lambda: bad,
+            lambda: {"role": bad, "parts": [self.text("u")]},
+            lambda: {"role": "user", "parts": bad},
+            lambda: {"role": rng.choice(("user", "model")), "parts": [bad]},
+            lambda: {"role": "model"},
+            lambda: {"role": "model", "parts": [{"functionCall": {"args": {}}}]},
+            lambda: {"role": "model", "parts": [{"functionCall": bad}]},
+            lambda: {"role": "model", "parts": [{"functionCall": {"name": bad, "args": {}}}]},
+            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls", "id": bad, "args": {}}}]},
+            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": bad}}]},
+            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls"}, "thoughtSignature": bad}]},
+            lambda: {"role": "user", "parts": [{"functionResponse": bad}]},
+            lambda: {"role": "user", "parts": [{"functionResponse": {"name": bad, "response": {"output": "x"}}}]},
+            lambda: {"role": "user", "parts": [{"functionResponse": {"name": "ls", "id": bad, "response": {}}}]},
+            lambda: {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": bad}}]},
+            lambda: {"role": "user", "parts": [{**self.response(None), "text": self.marker("u")}]},
+            lambda: {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}, self.response(None)]},
+        ]
+
+    def spell(self, items: list[object]) -> Transcript:
+        """The contents in the transcript's spelling (``mixed``: each its own); the same object stays one object."""
+        spellings: dict[Spelling, Callable[[object], object]] = {"rest": lambda c: c, "snake": _snake, "sdk": _sdk}
+        done: dict[int, object] = {}
+        out: list[object] = []
+        for item in items:
+            if id(item) not in done:
+                spelling = self.rng.choice(("rest", "snake", "sdk")) if self.spelling == "mixed" else self.spelling
+                done[id(item)] = spellings[spelling](item)
+            out.append(done[id(item)])
+        return Transcript(items=out, spelling=self.spelling)
+
+    def _parts(self, item: object, key: str) -> list[int]:
+        if not isinstance(item, dict) or not isinstance(item.get("parts"), list):
+            return []
+        return [i for i, p in enumerate(item["parts"]) if isinstance(p, dict) and key in p]
+
+    def is_result(self, item: object) -> bool:
+        return (
+            isinstance(item, dict)
+            and item.get("role", "user") == "user"
+            and bool(self._parts(item, "functionResponse"))
+        )
+
+    def is_answer(self, item: object) -> bool:
+        return isinstance(item, dict) and item.get("role") == "model"
+
+    def without_one(self, item: object) -> object | None:
+        at = self._parts(item, "functionResponse")
+        if len(at) < 2:
+            return None
+        gone = self.rng.choice(at)
+        return {**_dict(item), "parts": [p for i, p in enumerate(_dict(item)["parts"]) if i != gone]}
+
+    def split(self, item: object) -> list[object] | None:
+        return self.chunked(item)
+
+    def again(self, item: object) -> object:
+        data = _dict(item)["parts"][self.rng.choice(self._parts(item, "functionResponse"))]["functionResponse"]
+        return {"role": "user", "parts": [self.response((data["name"], data.get("id")))]}
+
+    def chunked(self, item: object) -> list[object] | None:
+        parts = _dict(item)["parts"]
+        if len(parts) < 2:
+            return None
+        cut = self.rng.randrange(1, len(parts))
+        return [{**_dict(item), "parts": parts[:cut]}, {**_dict(item), "parts": parts[cut:]}]
+
+    def unsigned(self, item: object) -> object | None:
+        at = [i for i in self._parts(item, "functionCall") if "thoughtSignature" in _dict(item)["parts"][i]]
+        if not at:
+            return None
+        parts = list(_dict(item)["parts"])
+        parts[at[0]] = {k: v for k, v in parts[at[0]].items() if k != "thoughtSignature"}
+        return {**_dict(item), "parts": parts}
+
+
+_MAKERS: Final[Mapping[Lane, Callable[[random.Random], _Maker]]] = MappingProxyType(
+    {
+        "anthropic.messages": _Anthropic,
+        "openai.chat_completions": _Chat,
+        "openai.responses": _Responses,
+        "gemini.generate_content": _Gemini,
+    }
+)
+
+_SNAKE: Final = {"functionCall": "function_call", "functionResponse": "function_response"}
+_SNAKE_SIGNATURE: Final = {"thoughtSignature": "thought_signature"}
+
+
+def _snake(content: object) -> object:
+    """A made content in the SDK's snake_case dict spelling (part keys only; payloads stay as made)."""
+    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+        return content
+    keys = _SNAKE | _SNAKE_SIGNATURE
+    parts = [{keys.get(k, k): v for k, v in p.items()} if isinstance(p, dict) else p for p in content["parts"]]
+    return {**content, "parts": parts}
+
+
+def _sdk(content: object) -> object:
+    """A made content as a ``google.genai.types.Content``; one the SDK's validation refuses is constructed as made."""
+    from google.genai import types  # noqa: PLC0415 - only Gemini transcripts need the SDK
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    snake = _snake(content)
+    if not isinstance(snake, dict):
+        return snake
+    parts = snake.get("parts")
+    if isinstance(parts, list):
+        parts = [_signature_bytes(p) for p in parts]
+    try:
+        return types.Content.model_validate({**snake, "parts": parts} if "parts" in snake else snake)
+    except ValidationError:
+        pass
+    classes: dict[str, type[BaseModel]] = {
+        "function_call": types.FunctionCall,
+        "function_response": types.FunctionResponse,
+    }
+    if isinstance(parts, list):
+        parts = [_construct(types.Part, p, classes) if isinstance(p, dict) else p for p in parts]
+    fields: dict[str, Any] = {k: v for k, v in snake.items() if k in ("role", "parts")}
+    if "parts" in snake:
+        fields["parts"] = parts
+    return types.Content.model_construct(**fields)
+
+
+def _construct(cls: type[BaseModel], made: dict[str, object], classes: dict[str, type[BaseModel]]) -> BaseModel:
+    """``cls`` holding ``made`` unvalidated, its dict fields named in ``classes`` constructed the same way."""
+    fields: dict[str, Any] = {
+        k: _construct(classes[k], v, {}) if k in classes and isinstance(v, dict) else v for k, v in made.items()
+    }
+    return cls.model_construct(None, **fields)
+
+
+def _signature_bytes(part: object) -> object:
+    """The part with a string signature as the bytes the SDK holds."""
+    if isinstance(part, dict) and isinstance(part.get("thought_signature"), str):
+        return {**part, "thought_signature": base64.b64decode(part["thought_signature"] + "==")}
+    return part
+
+
+def _put(make: _Maker, items: list[object], fault: Fault) -> bool:
+    """Puts ``fault`` into ``items`` in place; ``False`` when it has nothing to act on."""
+    rng = make.rng
+    results = [i for i, item in enumerate(items) if make.is_result(item)]
+    answers = [i for i, item in enumerate(items) if make.is_answer(item)]
+    match fault:
+        case "dropped_item":
+            if not items:
+                return False
+            del items[rng.randrange(len(items))]
+        case "dropped_result":
+            if not results:
+                return False
+            at = rng.choice(results)
+            kept = make.without_one(items[at])
+            items[at : at + 1] = [] if kept is None else [kept]
+        case "late_result":
+            late = [i for i in results if i < len(items) - 1]
+            if not late:
+                return False
+            at = rng.choice(late)
+            item = items.pop(at)
+            items.insert(rng.randint(at + 1, len(items)), item)
+        case "split_results":
+            pieces = [(i, make.split(items[i])) for i in results]
+            split = [(i, p) for i, p in pieces if p is not None]
+            if split:
+                at, parts = rng.choice(split)
+                items[at : at + 1] = parts
+                return True
+            batches = [i for i in results if i + 1 in results]
+            if not batches:
+                return False
+            items.insert(rng.choice(batches) + 1, make.user())
+        case "duplicated_result":
+            if not results:
+                return False
+            at = rng.choice(results)
+            items.insert(rng.randint(at + 1, len(items)), make.again(items[at]))
+        case "same_object":
+            if not items:
+                return False
+            items.insert(rng.randint(0, len(items)), items[rng.randrange(len(items))])
+        case "orphan_result":
+            at = rng.randint(0, len(items))
+            items[at:at] = make.orphan()
+        case "user_between":
+            items.insert(rng.randint(0, len(items)), make.user())
+        case "unanswered_call":
+            calls: list[object] = []
+            items += make.answer(calls)
+            return bool(calls)
+        case "chunked_answer" | "dropped_signature" | "nested_result":
+            hook = {"chunked_answer": make.chunked, "dropped_signature": make.unsigned, "nested_result": make.nested}
+            where = results if fault == "nested_result" else answers
+            done = [(i, hook[fault](items[i])) for i in where]
+            done = [(i, d) for i, d in done if d is not None]
+            if not done:
+                return False
+            at, replaced = rng.choice(done)
+            items[at : at + 1] = replaced if isinstance(replaced, list) else [replaced]
+        case "reused_item_id":
+            calls_at = [i for i in answers if isinstance(items[i], dict)]
+            pairs = [
+                (a, b)
+                for a, b in itertools.combinations(calls_at, 2)
+                if _dict(items[a])["call_id"] != _dict(items[b])["call_id"]
+            ]
+            if not pairs:
+                return False
+            first, later = rng.choice(pairs)
+            item_id = _dict(items[first]).setdefault("id", f"fc_{_dict(items[first])['call_id']}")
+            items[later] = {**_dict(items[later]), "id": item_id}
+        case _:
+            assert_never(fault)
+    return True
+
+
+def transcript(lane: Lane, flavour: Flavour, rng: random.Random) -> Transcript:
+    """One generated transcript of ``flavour`` in ``lane``, drawn from ``rng``."""
+    make = _MAKERS[lane](rng)
+    items: list[object] = []
+    if flavour == "near":
+        for _ in range(rng.randint(1, 6)):
+            items.append(make.user())
+            calls: list[object] = []
+            items += make.answer(calls)
+            items += make.results(calls)
+        drawn = [rng.choice(FAULTS_OF[lane]) for _ in range(rng.randint(1, 3))]
+        faults = tuple(fault for fault in drawn if _put(make, items, fault))
+        return dataclasses.replace(make.spell(items), faults=faults)
+    for _ in range(rng.randint(0, 16)):
+        pick = rng.random()
+        if flavour == "malformed" and pick < 0.15:
+            items.append(make.malformed())
+        elif pick < 0.25:
+            items.append(make.user())
+        elif pick < 0.5:
+            items += make.answer([])
+        elif pick < 0.85:
+            items += make.orphan()
+        elif items:
+            items.append(items[rng.randrange(len(items))])  # the very same object again
+    return make.spell(items)
