@@ -434,3 +434,12 @@ def test_an_sdk_part_the_sdk_cannot_dump_is_never_written_into_a_dict_content() 
     contents = [user("q"), model(call("a", "a"), call("b", "b", signature=None)), results(response("a", {}, "a")), late]
     with pytest.raises(ToolTurnInputError, match="cannot be dumped as JSON"):
         ensure_tool_turn_invariants(contents, lane=GEMINI)
+
+
+def test_a_part_holding_a_response_and_a_text_is_refused_naming_its_position() -> None:
+    """A part with two kinds of data (a response and a text) is a typed refusal at its content, never a silent loss."""
+    part = {"functionResponse": {"name": "ls", "response": {"output": "x"}}, "text": "also typed here"}
+    contents = [user("q"), model(call("ls")), {"role": "user", "parts": [part]}]
+    with pytest.raises(ToolTurnInputError, match=r"item 2: a part holds both a functionResponse and a text") as err:
+        ensure_tool_turn_invariants(contents, lane=GEMINI)
+    assert "also typed here" not in str(err.value)

@@ -57,6 +57,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     INTERRUPTED_RESULT_TEXT,
     OTHER,
@@ -222,6 +223,13 @@ class GeminiGenerateContent:
                 continue
             parts = parts_of(content, index)
             answering = [response_of(part) is not None for part in parts]
+            for part, answer in zip(parts, answering, strict=True):
+                if answer and field(part, "text"):
+                    raise ToolTurnInputError(
+                        f"item {index}: a part holds both a functionResponse and a text; "
+                        "expected one kind of data per part (Gemini reads a part's data as one of them)",
+                        position=index,
+                    )
             if True not in answering:
                 units.append(content)
                 kinds.append(OTHER)
