@@ -1,43 +1,64 @@
-"""Append-stability: one long agent session against signed thinking and a prefix cache, per request policy.
+"""Append-stability: one long agent session, in every lane, against the provider simulator, per request policy.
 
 The session: a coding agent talks to the embedded provider simulator (``otel_toolturn.simulator``)
-through the real ``anthropic`` SDK with thinking enabled and appends every reply as returned, its
-signed thinking block included. It is seeded (``SEED``) and made of episodes: ordinary clean tool
-rounds; parallel calls interrupted (Ctrl-C: the slow call gets no result, sometimes the fast one
-neither; the user types "continue"; the model answers over the close, sometimes by re-issuing the
-slow call under a new id) whose slow tool's real result lands one or two episodes later, after an
-assistant message; retries (the reply to a request is lost and the same request is resent); late
+through a real SDK and appends every reply as returned. It is seeded (``SEED``), the same in every
+lane, and made of episodes: ordinary clean tool rounds; parallel calls interrupted (Ctrl-C: the
+slow call gets no result, sometimes the fast one neither; the user types "continue"; the model
+answers over the close, sometimes by re-issuing the slow call under a new id) whose slow tool's
+real result lands one or two episodes later, after an assistant message; timeouts (the tool runner
+gives up on a whole round and the agent asks the model again at once, with no result and no user
+turn between, so the model answers right over its own calls; the real results land one or two
+episodes later); retries (the reply to a request is lost and the same request is resent); late
 duplicates (a second, different result for a call recorded two episodes later). A request the
 provider refuses (any 400) fails like an agent's does: nothing is appended, the rest of its episode
 is skipped, and the session goes on with the next user message; results of tools already running
-still land. About 46 requests (``--quick``: 8).
+still land. 52 requests (``--quick``: 10).
+
+The lanes, each agent keeping its transcript as that SDK's users do (``bench._stability_agents``):
+
+- ``anthropic.messages``: the ``anthropic`` SDK with thinking on; every reply's signed thinking
+  block is kept and sent back, so the simulator's prefix check of signed thinking applies;
+- ``openai.responses``: the ``openai`` SDK's ``responses.create``; the response's ``output`` items
+  are appended as returned, results as ``function_call_output`` items;
+- ``gemini.generate_content``: the ``google-genai`` SDK's ``models.generate_content``; the
+  candidate's content is appended as returned (its first call signed), results as user contents of
+  ``function_response`` parts.
 
 Policies, each on its own simulator (fresh cache and counts), the same session:
 
-- ``otel-toolturn``: the product path: ``otel_toolturn.init(mode="repair")`` with in-memory tracer,
-  meter and logger providers; the agent hands its transcript to the patched SDK as it is;
-- ``turnsafe``: ``turnsafe.repair(transcript, "anthropic")`` with its defaults (its
+- ``otel-toolturn`` (every lane): the product path: ``otel_toolturn.init(mode="repair")`` with
+  in-memory tracer, meter and logger providers; the agent hands its transcript to the patched SDK
+  as it is;
+- ``turnsafe`` (Anthropic): ``turnsafe.repair(transcript, "anthropic")`` with its defaults (its
   ``thinking="strip_after_change"`` option removes the thinking after a change instead);
-- ``LiteLLM modify_params``: LiteLLM's own client path, ``litellm.completion(model="anthropic/…",
-  api_base=<simulator>, thinking=…)`` with ``litellm.modify_params = True`` (its sanitiser reads that
-  setting; a ``modify_params=True`` keyword is sent on to the provider) over an OpenAI-format transcript; the agent
-  appends the returned message (its ``thinking_blocks`` included) and ``tool`` messages, as LiteLLM
-  users do (the row says so when litellm is not installed);
-- ``earlier move-up rule``: ``bench._move_up.move_up``, what the law did before it was append-stable;
-- ``unrepaired, valid``: the reference: the same session recorded by an agent that never breaks the
-  rules (every result in its batch, no late results, no duplicates), sent as it is.
+- ``LiteLLM modify_params`` (Anthropic): LiteLLM's own client path, ``litellm.completion(
+  model="anthropic/…", api_base=<simulator>, thinking=…)`` with ``litellm.modify_params = True``
+  (its sanitiser reads that setting; a ``modify_params=True`` keyword is sent on to the provider)
+  over an OpenAI-format transcript; the agent appends the returned message (its
+  ``thinking_blocks`` included) and ``tool`` messages, as LiteLLM users do (the row says so when
+  litellm is not installed);
+- ``earlier move-up rule`` (Anthropic): ``bench._move_up.move_up``, what the law did before it was
+  append-stable;
+- ``unrepaired`` (every lane): the session's transcript sent as it is;
+- ``unrepaired, valid`` (every lane): the reference: the same session recorded by an agent that
+  never breaks the rules (every result in its batch, no late results, no duplicates), sent as it is.
 
-Columns, from the simulator's own counts (``Simulator.summary``): requests sent; refused (any 400);
-prefix fails (refused by the prefix check of signed thinking); cache = cached ÷ prompt tokens over
-the served requests, and that share ÷ the reference's; lost = results the agent recorded whose
-content no served request carried. Each policy runs a second time with
+Columns: requests sent; refused: answered 400 by the simulator, which refuses with the library's
+own ``validate`` (Anthropic also with the prefix check of signed thinking: ``prefix fails``), so
+it is the simulator's verdict, not a provider's; prefix kept: the share of served requests (after
+the first) whose wire list (the body's ``messages``, ``input`` or ``contents`` as the simulator
+received it) starts with the previous served request's; cache: cached ÷ prompt tokens over the
+served requests (``Simulator.summary``: the simulator's prefix cache per lane), and that share ÷
+the reference's; lost: results the agent recorded whose content no served request carried. On
+Anthropic each policy runs a second time with
 ``thinking.block_binding.prefix_mismatch_behavior: "drop_block"`` (beta header set): there the
 provider drops stale thinking instead of refusing, so ``dropped`` counts the thinking blocks it
 dropped, summed over the session's requests (the agent keeps them in its history, as agents do, so
-a stale block is dropped again from every later request), and the cache columns are read again.
+a stale block is dropped again from every later request), and the refused, prefix kept and cache
+columns are read again (a request refused there broke a tool-turn rule).
 Everything is deterministic: the figures are the same on every run.
 
-Run: ``python -m bench.stability`` (``--quick`` for the short session).
+Run: ``python -m bench.stability`` (``--quick`` for the short session, ``--lane`` for one lane).
 """
 
 from __future__ import annotations
@@ -46,14 +67,16 @@ import argparse
 import json
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Final
 
 import anthropic
-from anthropic.types import ThinkingConfigEnabledParam, ToolParam
-from anthropic.types.beta import BetaThinkingConfigEnabledParam, BetaToolParam
+import openai
+from google import genai
+from google.genai import types as genai_types
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -63,6 +86,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_toolturn
 from bench._move_up import move_up
+from bench._stability_agents import (
+    TOOL_NAMES,
+    Agent,
+    AnthropicAgent,
+    GeminiAgent,
+    LiteLLMAgent,
+    Policy,
+    ResponsesAgent,
+)
+from otel_toolturn import Lane
 from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
 
 try:
@@ -73,38 +106,30 @@ except ImportError:  # the peer is an optional bench dependency
     TURNSAFE_MISSING = "turnsafe is not installed"
 
 SEED: Final = 11
-MODEL: Final = "claude-sonnet-4-5"
-LANE: Final = "anthropic.messages"
-SYSTEM: Final = (
-    "You are a coding agent working in a Python repository. Read before you change anything, run the "
-    "tests after every change, and answer with what you found and what you did."
-)
-THINK: Final[ThinkingConfigEnabledParam] = {"type": "enabled", "budget_tokens": 1024}
-DROP: Final[BetaThinkingConfigEnabledParam] = {
-    "type": "enabled",
-    "budget_tokens": 1024,
-    "block_binding": {"prefix_mismatch_behavior": "drop_block"},
-}
-BETA: Final = "thinking-binding-controls-2026-08-01"
-TOOL_NAMES: Final = ("read_file", "run_tests", "grep")
-TOOLS: Final[list[ToolParam]] = [
-    {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object"}} for name in TOOL_NAMES
-]
-BETA_TOOLS: Final[list[BetaToolParam]] = [
-    {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object"}} for name in TOOL_NAMES
-]
-OPENAI_TOOLS: Final[list[dict[str, Any]]] = [
-    {
-        "type": "function",
-        "function": {"name": name, "description": f"The {name} tool.", "parameters": {"type": "object"}},
-    }
-    for name in TOOL_NAMES
-]
-POLICIES: Final = ("otel-toolturn", "turnsafe", "LiteLLM modify_params", "earlier move-up rule", "unrepaired, valid")
 REFERENCE: Final = "unrepaired, valid"
-FULL_EPISODES: Final = ("clean",) * 6 + ("interrupted",) * 4 + ("reissued",) * 3 + ("retry",) * 3 + ("duplicate",) * 4
-QUICK_EPISODES: Final = ("clean", "interrupted", "duplicate", "clean")
-Message = dict[str, Any]
+POLICIES: Final[Mapping[Lane, tuple[str, ...]]] = {
+    "anthropic.messages": (
+        "otel-toolturn",
+        "turnsafe",
+        "LiteLLM modify_params",
+        "earlier move-up rule",
+        "unrepaired",
+        REFERENCE,
+    ),
+    "openai.responses": ("otel-toolturn", "unrepaired", REFERENCE),
+    "gemini.generate_content": ("otel-toolturn", "unrepaired", REFERENCE),
+}
+"""The policies each lane's table compares (the lanes the bench plays, in order)."""
+WIRE_LIST: Final[Mapping[Lane, str]] = {
+    "anthropic.messages": "messages",
+    "openai.responses": "input",
+    "gemini.generate_content": "contents",
+}
+"""The request body's field holding the lane's transcript."""
+FULL_EPISODES: Final = (
+    ("clean",) * 6 + ("interrupted",) * 4 + ("timeout",) * 3 + ("reissued",) * 3 + ("retry",) * 3 + ("duplicate",) * 4
+)
+QUICK_EPISODES: Final = ("clean", "interrupted", "timeout", "duplicate", "clean")
 
 
 # --- the session ------------------------------------------------------------------------------------
@@ -166,6 +191,16 @@ def session(*, quick: bool, valid: bool, seed: int = SEED) -> list[Episode]:
                 pending.append((min(n + 2, last), second))
             episodes.append(tuple(steps))
             continue
+        if kind == "timeout":
+            due = min(n + rng.randint(1, 2), last)
+            results = [Record(c.call_id or "", out) for c, out in zip(calls, outputs, strict=True)]
+            if valid:
+                steps += results
+            else:
+                pending += [(due, r) for r in results]
+            steps.append(Ask(ScriptedTurn(text="The tools timed out; answering from what I have read so far.")))
+            episodes.append(tuple(steps))
+            continue
         fast_recorded = rng.random() < 0.5
         *fast, slow = zip(calls, outputs, strict=True)
         steps += [Record(c.call_id or "", out) for c, out in fast if fast_recorded or valid]
@@ -191,7 +226,7 @@ def session(*, quick: bool, valid: bool, seed: int = SEED) -> list[Episode]:
 
 
 def _id(episode: int, k: int) -> str:
-    return f"toolu_{episode:02d}_{k}"
+    return f"call_{episode:02d}_{k}"
 
 
 def _question(rng: random.Random, n: int) -> str:
@@ -207,137 +242,6 @@ def _output(rng: random.Random, call_id: str, attempt: int) -> str:
     """A tool's output, opening with a marker unique in the session (``[call_id #attempt]``)."""
     lines = [f"line {k}: value = {rng.randint(0, 10_000)}" for k in range(rng.randint(8, 24))]
     return f"[{call_id} #{attempt}] " + "\n".join(lines)
-
-
-# --- the agents -------------------------------------------------------------------------------------
-class Agent(Protocol):
-    """An agent's transcript and its one way to send it."""
-
-    recorded: list[str]
-
-    def say(self, text: str) -> None:
-        """Append the user's text."""
-
-    def record(self, call_id: str, content: str) -> None:
-        """Append a tool's result, when the agent received the call; else nothing."""
-
-    def send(self) -> object | None:
-        """Send the transcript; the reply, or ``None`` when the provider refused it (HTTP 400)."""
-
-    def keep(self, reply: object) -> None:
-        """Append ``reply`` to the transcript as returned."""
-
-
-@dataclass(kw_only=True, slots=True)
-class SdkAgent:
-    """An Anthropic-format transcript sent through the anthropic SDK after ``policy``."""
-
-    client: anthropic.Anthropic
-    policy: Callable[[list[Message]], list[Message]]
-    drop: bool
-    transcript: list[Message] = field(default_factory=list)
-    calls: set[str] = field(default_factory=set)
-    recorded: list[str] = field(default_factory=list)
-
-    def say(self, text: str) -> None:
-        """Append the user's text as its own message."""
-        self.transcript.append({"role": "user", "content": text})
-
-    def record(self, call_id: str, content: str) -> None:
-        """Add the result to the results message the transcript ends with, or open a new one."""
-        if call_id not in self.calls:
-            return
-        self.recorded.append(content)
-        block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
-        last = self.transcript[-1]
-        blocks = last["content"]
-        if last["role"] == "user" and isinstance(blocks, list) and all(b["type"] == "tool_result" for b in blocks):
-            self.transcript[-1] = {**last, "content": [*blocks, block]}
-        else:
-            self.transcript.append({"role": "user", "content": [block]})
-
-    def send(self) -> object | None:
-        """One ``messages.create`` (``beta.messages.create`` with ``drop_block``) over the policy's request."""
-        request: list[Any] = self.policy(self.transcript)
-        try:
-            if self.drop:
-                beta = self.client.beta.messages.create(
-                    model=MODEL,
-                    max_tokens=2048,
-                    system=SYSTEM,
-                    tools=BETA_TOOLS,
-                    messages=request,
-                    thinking=DROP,
-                    betas=[BETA],
-                )
-                return [b.model_dump(mode="json", exclude_none=True) for b in beta.content]
-            reply = self.client.messages.create(
-                model=MODEL,
-                max_tokens=2048,
-                system=SYSTEM,
-                tools=TOOLS,
-                messages=request,
-                thinking=THINK,
-            )
-        except anthropic.BadRequestError:
-            return None
-        return [b.model_dump(mode="json", exclude_none=True) for b in reply.content]
-
-    def keep(self, reply: object) -> None:
-        """Append the reply's blocks as one assistant message; remember its calls."""
-        if not isinstance(reply, list):
-            raise TypeError(f"expected the reply's blocks as a list, got {type(reply).__name__}")
-        self.transcript.append({"role": "assistant", "content": reply})
-        self.calls.update(str(b["id"]) for b in reply if b.get("type") == "tool_use")
-
-
-@dataclass(kw_only=True, slots=True)
-class LiteLLMAgent:
-    """An OpenAI-format transcript sent through ``litellm.completion`` with ``modify_params=True``."""
-
-    base_url: str
-    drop: bool
-    transcript: list[Any] = field(default_factory=lambda: [{"role": "system", "content": SYSTEM}])
-    calls: set[str] = field(default_factory=set)
-    recorded: list[str] = field(default_factory=list)
-
-    def say(self, text: str) -> None:
-        """Append a user message."""
-        self.transcript.append({"role": "user", "content": text})
-
-    def record(self, call_id: str, content: str) -> None:
-        """Append a ``tool`` message, when the agent received the call."""
-        if call_id not in self.calls:
-            return
-        self.recorded.append(content)
-        self.transcript.append({"role": "tool", "tool_call_id": call_id, "content": content})
-
-    def send(self) -> object | None:
-        """One ``litellm.completion`` on the simulator; ``None`` on LiteLLM's ``BadRequestError``."""
-        import litellm  # noqa: PLC0415 - optional, and slow to import
-
-        extra = {"extra_headers": {"anthropic-beta": BETA}} if self.drop else {}
-        try:
-            response = litellm.completion(
-                model=f"anthropic/{MODEL}",
-                api_base=self.base_url,
-                api_key="bench-key-not-used",
-                messages=self.transcript,
-                tools=OPENAI_TOOLS,
-                thinking=DROP if self.drop else THINK,
-                max_tokens=2048,
-                num_retries=0,
-                **extra,
-            )
-        except litellm.exceptions.BadRequestError:
-            return None
-        message: object = response.choices[0].message
-        return message
-
-    def keep(self, reply: object) -> None:
-        """Append the returned message object; remember its calls."""
-        self.transcript.append(reply)
-        self.calls.update(str(c.id) for c in getattr(reply, "tool_calls", None) or ())
 
 
 def play(agent: Agent, sim: Simulator, episodes: Sequence[Episode]) -> None:
@@ -368,7 +272,7 @@ def play(agent: Agent, sim: Simulator, episodes: Sequence[Episode]) -> None:
 # --- the policies -----------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Measure:
-    """One policy's run of the session in one mode, by the simulator's counts."""
+    """One policy's run of the session in one lane and mode, by the simulator's counts and records."""
 
     requests: int
     refused: int
@@ -376,12 +280,19 @@ class Measure:
     thinking_dropped: int
     prompt_tokens: int
     cached_tokens: int
+    followers: int
+    kept: int
     lost: int
 
     @property
     def cache_share(self) -> float:
         """Cached ÷ prompt tokens over the served requests."""
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    @property
+    def prefix_kept(self) -> float:
+        """The share of the served requests after the first whose wire list starts with the one before."""
+        return self.kept / self.followers if self.followers else 1.0
 
 
 def unavailable(policy: str) -> str | None:
@@ -398,22 +309,20 @@ def unavailable(policy: str) -> str | None:
     return None
 
 
-def measure(policy: str, *, quick: bool, drop: bool) -> Measure:
-    """Play the session under ``policy`` against a fresh simulator and read its counts."""
+def measure(policy: str, *, lane: Lane, quick: bool, drop: bool) -> Measure:
+    """Play the session under ``policy`` in ``lane`` against a fresh simulator and read its counts."""
+    if policy not in POLICIES.get(lane, ()):
+        raise ValueError(f"the policy {policy!r} is not played in the lane {lane!r}; expected one of {POLICIES!r}")
+    if drop and lane != "anthropic.messages":
+        raise ValueError(f"drop_block is Anthropic's setting; the lane {lane!r} has none")
     episodes = session(quick=quick, valid=policy == REFERENCE)
     with Simulator() as sim:
-        agent: Agent
-        if policy == "LiteLLM modify_params":
-            agent = LiteLLMAgent(base_url=sim.base_url, drop=drop)
-            with _modify_params():
-                play(agent, sim, episodes)
-        else:
-            with anthropic.Anthropic(base_url=sim.base_url, api_key="bench-key-not-used", max_retries=0) as client:
-                agent = SdkAgent(client=client, policy=_policy(policy), drop=drop)
-                with _instrumented(on=policy == "otel-toolturn"):
-                    play(agent, sim, episodes)
-        summary = sim.summary(LANE)
-        served = [json.dumps(r.body) for r in sim.requests if r.status == 200]
+        with _agent(policy, lane=lane, sim=sim, drop=drop) as agent, _instrumented(on=policy == "otel-toolturn"):
+            play(agent, sim, episodes)
+        summary = sim.summary(lane)
+        served = [r.body for r in sim.requests if r.status == 200 and r.lane == lane]
+    texts = [json.dumps(body) for body in served]
+    wire = [_wire_list(body, lane) for body in served]
     return Measure(
         requests=summary.served + summary.refused,
         refused=summary.refused,
@@ -421,11 +330,35 @@ def measure(policy: str, *, quick: bool, drop: bool) -> Measure:
         thinking_dropped=summary.thinking_dropped,
         prompt_tokens=summary.prompt_tokens,
         cached_tokens=summary.cached_tokens,
-        lost=sum(not any(_marker(content) in body for body in served) for content in agent.recorded),
+        followers=max(len(wire) - 1, 0),
+        kept=sum(later[: len(earlier)] == earlier for earlier, later in pairwise(wire)),
+        lost=sum(not any(_marker(content) in text for text in texts) for content in agent.recorded),
     )
 
 
-def _policy(policy: str) -> Callable[[list[Message]], list[Message]]:
+@contextmanager
+def _agent(policy: str, *, lane: Lane, sim: Simulator, drop: bool) -> Iterator[Agent]:
+    """The lane's agent on ``sim`` under ``policy``, its client closed after the block."""
+    if policy == "LiteLLM modify_params":
+        with _modify_params():
+            yield LiteLLMAgent(base_url=sim.base_url, drop=drop)
+        return
+    send = _policy(policy)
+    if lane == "anthropic.messages":
+        with anthropic.Anthropic(base_url=sim.base_url, api_key="bench-key-not-used", max_retries=0) as client:
+            yield AnthropicAgent(client=client, policy=send, drop=drop)
+    elif lane == "openai.responses":
+        with openai.OpenAI(base_url=sim.openai_base_url, api_key="bench-key-not-used", max_retries=0) as openai_client:
+            yield ResponsesAgent(client=openai_client, policy=send)
+    elif lane == "gemini.generate_content":
+        options = genai_types.HttpOptions(base_url=sim.base_url, retry_options=genai_types.HttpRetryOptions(attempts=1))
+        with genai.Client(api_key="bench-key-not-used", http_options=options) as genai_client:
+            yield GeminiAgent(client=genai_client, policy=send)
+    else:
+        raise ValueError(f"the bench plays no session in the lane {lane!r}; expected one of {list(POLICIES)!r}")
+
+
+def _policy(policy: str) -> Policy:
     """What the agent hands the SDK: its transcript, or a peer's repair of it."""
     if policy == "turnsafe":
         return lambda messages: list(turnsafe.repair(messages, "anthropic"))
@@ -468,43 +401,82 @@ def _modify_params() -> Iterator[None]:
         litellm.modify_params = before
 
 
+def _wire_list(body: object, lane: Lane) -> list[object]:
+    """The transcript a served request carried, as the simulator received it."""
+    items = body.get(WIRE_LIST[lane]) if isinstance(body, dict) else None
+    if not isinstance(items, list):
+        raise TypeError(f"expected the request's {WIRE_LIST[lane]!r} as a list, got {type(items).__name__}")
+    return items
+
+
 def _marker(content: str) -> str:
     """The unique marker a result's content opens with."""
     return content.split("]", 1)[0] + "]"
 
 
-# --- the table --------------------------------------------------------------------------------------
-def main() -> None:
-    """Print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="the short session")
-    args = parser.parse_args()
-    rows: dict[str, tuple[Measure, Measure]] = {}
+# --- the tables -------------------------------------------------------------------------------------
+LEGEND: Final = (
+    "refused: answered 400 by the simulator, which refuses with otel-toolturn's own validate (Anthropic also with "
+    "the prefix check of signed thinking: prefix fails), the simulator's verdict, not a provider's; prefix kept: "
+    "served requests after the first whose wire list starts with the previous served request's; cache: cached ÷ "
+    "prompt tokens (the simulator's prefix cache), ÷ valid: that share ÷ the reference's; lost: recorded results "
+    "no served request carried."
+)
+
+
+def table(lane: Lane, *, quick: bool) -> list[str]:
+    """The lines of one lane's table: every policy of the lane, run on the same session."""
+    anthropic_lane = lane == "anthropic.messages"
+    modes = (False, True) if anthropic_lane else (False,)
+    rows: dict[str, tuple[Measure, ...]] = {}
     missing: dict[str, str] = {}
-    for policy in POLICIES:
+    for policy in POLICIES[lane]:
         reason = unavailable(policy)
         if reason is not None:
             missing[policy] = reason
             continue
-        rows[policy] = (measure(policy, quick=args.quick, drop=False), measure(policy, quick=args.quick, drop=True))
+        rows[policy] = tuple(measure(policy, lane=lane, quick=quick, drop=drop) for drop in modes)
     reference = rows[REFERENCE]
-    print(f"One Anthropic session, seed {SEED}, thinking on{' (--quick)' if args.quick else ''}.")
+    extra = " with signed thinking" if anthropic_lane else ""
+    fails_head = f" {'prefix fails':>12}" if anthropic_lane else ""
     header = (
-        f"{'policy':24} {'requests':>8} {'refused':>8} {'prefix fails':>12} {'cache':>7} {'÷ valid':>8} "
-        f"{'lost':>5} | {'drop_block: dropped':>19} {'cache':>7} {'÷ valid':>8}"
+        f"{'policy':24} {'requests':>8} {'refused':>8}{fails_head} "
+        f"{'prefix kept':>11} {'cache':>7} {'÷ valid':>8} {'lost':>5}"
     )
-    print(header)
-    print("-" * len(header))
-    for policy in POLICIES:
+    if anthropic_lane:
+        header += f" | {'drop_block: refused':>19} {'dropped':>7} {'prefix kept':>11} {'cache':>7} {'÷ valid':>8}"
+    lines = [f"{lane}: seed {SEED}{extra}{' (--quick)' if quick else ''}.", header, "-" * len(header)]
+    for policy in POLICIES[lane]:
         if policy in missing:
-            print(f"{policy:24} n/a: {missing[policy]}")
+            lines.append(f"{policy:24} n/a: {missing[policy]}")
             continue
-        refuse, drop = rows[policy]
-        print(
-            f"{policy:24} {refuse.requests:>8} {refuse.refused:>8} {refuse.prefix_failures:>12} "
-            f"{refuse.cache_share:>7.1%} {_ratio(refuse, reference[0]):>8} {refuse.lost:>5} | "
-            f"{drop.thinking_dropped:>19} {drop.cache_share:>7.1%} {_ratio(drop, reference[1]):>8}"
+        row = rows[policy][0]
+        fails = f" {row.prefix_failures:>12}" if anthropic_lane else ""
+        line = (
+            f"{policy:24} {row.requests:>8} {row.refused:>8}{fails} {row.prefix_kept:>11.1%} "
+            f"{row.cache_share:>7.1%} {_ratio(row, reference[0]):>8} {row.lost:>5}"
         )
+        if anthropic_lane:
+            drop = rows[policy][1]
+            line += (
+                f" | {drop.refused:>19} {drop.thinking_dropped:>7} {drop.prefix_kept:>11.1%} {drop.cache_share:>7.1%} "
+                f"{_ratio(drop, reference[1]):>8}"
+            )
+        lines.append(line)
+    return lines
+
+
+def main() -> None:
+    """Print one table per lane."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the short session")
+    parser.add_argument("--lane", action="append", choices=list(POLICIES), help="only this lane (repeatable)")
+    args = parser.parse_args()
+    lanes: list[Lane] = args.lane or list(POLICIES)
+    print(LEGEND)
+    for lane in lanes:
+        print()
+        print("\n".join(table(lane, quick=args.quick)))
 
 
 def _ratio(row: Measure, reference: Measure) -> str:

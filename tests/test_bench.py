@@ -10,6 +10,7 @@ import random
 import statistics
 import sys
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
@@ -343,8 +344,8 @@ def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_
 
 
 def test_the_stability_sessions_make_the_same_calls_and_have_their_stated_length() -> None:
-    """The broken and valid sessions make the same calls; full: 46 requests, quick: 8, late results included."""
-    for quick, requests in ((True, 8), (False, 46)):
+    """The broken and valid sessions make the same calls; full: 52 requests, quick: 10, late results included."""
+    for quick, requests in ((True, 10), (False, 52)):
         broken, valid = stability.session(quick=quick, valid=False), stability.session(quick=quick, valid=True)
         asks = [[s for s in e if isinstance(s, stability.Ask)] for e in broken]
         assert asks == [[s for s in e if isinstance(s, stability.Ask)] for e in valid]
@@ -353,6 +354,12 @@ def test_the_stability_sessions_make_the_same_calls_and_have_their_stated_length
         assert len(recorded) > len(set(recorded)), "a late duplicate: a second result for a call"
         late = [e[0] for e in broken if isinstance(e[0], stability.Record)]
         assert late, "some result lands at the start of a later episode, after an assistant message"
+        timed_out = [
+            e
+            for e in broken
+            if any(isinstance(a, stability.Ask) and isinstance(b, stability.Ask) for a, b in pairwise(e))
+        ]
+        assert timed_out, "a timed-out round: the model is asked again right after its calls, with nothing between"
 
 
 def test_the_move_up_rule_moves_a_late_result_into_its_batch_and_folds_a_second() -> None:
@@ -375,26 +382,39 @@ def test_the_move_up_rule_moves_a_late_result_into_its_batch_and_folds_a_second(
     assert moved[3:] == transcript[3:5]
 
 
-def test_the_quick_session_under_otel_toolturn_passes_every_prefix_check() -> None:
-    """Through ``otel_toolturn.init`` and the real SDK, the quick session is served whole: no 400, nothing lost."""
-    measured = stability.measure("otel-toolturn", quick=True, drop=False)
-    assert (measured.requests, measured.refused, measured.prefix_failures, measured.lost) == (8, 0, 0, 0)
+@pytest.mark.parametrize("lane", list(stability.POLICIES))
+def test_the_quick_session_under_otel_toolturn_is_served_whole_and_append_stable(lane: Lane) -> None:
+    """Through ``otel_toolturn.init`` and the lane's real SDK: no 400, each request extends the last, nothing lost."""
+    measured = stability.measure("otel-toolturn", lane=lane, quick=True, drop=False)
+    assert (measured.requests, measured.refused, measured.prefix_failures, measured.lost) == (10, 0, 0, 0)
+    assert (measured.kept, measured.followers) == (9, 9)
+
+
+@pytest.mark.parametrize("lane", list(stability.POLICIES))
+def test_the_quick_session_sent_unrepaired_is_refused_by_the_simulator(lane: Lane) -> None:
+    """The session breaks the lane's rules as recorded: sent as it is, the simulator refuses some of it."""
+    measured = stability.measure("unrepaired", lane=lane, quick=True, drop=False)
+    assert measured.refused >= 1
 
 
 def test_the_quick_session_under_the_earlier_move_up_rule_fails_the_prefix_check() -> None:
-    """Moving a late result up rewrites a message the model answered from: the provider's prefix check refuses it."""
-    measured = stability.measure("earlier move-up rule", quick=True, drop=False)
+    """Moving a late result up rewrites a message the model answered from: refused, or served with a new prefix."""
+    measured = stability.measure("earlier move-up rule", lane="anthropic.messages", quick=True, drop=False)
     assert measured.prefix_failures >= 1
-    dropped = stability.measure("earlier move-up rule", quick=True, drop=True)
+    dropped = stability.measure("earlier move-up rule", lane="anthropic.messages", quick=True, drop=True)
     assert dropped.refused == 0
     assert dropped.thinking_dropped >= 1
+    assert dropped.kept < dropped.followers
 
 
-def test_otel_toolturn_keeps_the_cache_share_of_a_valid_session() -> None:
-    """Over the full session, otel-toolturn's cached share of prompt tokens is at least 99% of a valid session's."""
-    repaired = stability.measure("otel-toolturn", quick=False, drop=False)
-    reference = stability.measure(stability.REFERENCE, quick=False, drop=False)
+@pytest.mark.parametrize("lane", list(stability.POLICIES))
+def test_otel_toolturn_keeps_the_prefix_and_the_cache_share_of_a_valid_session(lane: Lane) -> None:
+    """Over the full session: 52 requests served, each extending the last, cache share ≥ 99% of a valid session's."""
+    repaired = stability.measure("otel-toolturn", lane=lane, quick=False, drop=False)
+    reference = stability.measure(stability.REFERENCE, lane=lane, quick=False, drop=False)
+    assert repaired.requests == reference.requests == 52
     assert repaired.refused == reference.refused == 0
+    assert (repaired.kept, repaired.lost) == (repaired.followers, 0)
     assert repaired.cache_share >= 0.99 * reference.cache_share
 
 
