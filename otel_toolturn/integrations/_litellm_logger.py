@@ -89,13 +89,17 @@ def _openai_compatible() -> tuple[str, ...]:
 
 
 def _provider_json(original: object) -> Mapping[str, object] | None:
-    """The provider's whole JSON response as LiteLLM logged it, or ``None`` (an error, a stream, not JSON)."""
+    """The provider's whole JSON response as LiteLLM logged it, or ``None`` (an error, a stream, not JSON).
+
+    An error is a body whose ``error`` is set or whose ``type`` is ``error``; a Responses body
+    carries ``"error": null`` when it succeeded.
+    """
     if isinstance(original, (str, bytes)):
         try:
             original = json.loads(original)
         except ValueError:
             return None
-    if not isinstance(original, Mapping) or "error" in original or original.get("type") == "error":
+    if not isinstance(original, Mapping) or original.get("error") is not None or original.get("type") == "error":
         return None
     return original
 

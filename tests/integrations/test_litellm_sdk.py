@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Final
 
 import pytest
@@ -75,3 +76,15 @@ async def test_without_init_the_provider_refuses_the_same_call(
     with pytest.raises(litellm.exceptions.BadRequestError):
         await _send(sim, call, brk, stream=stream)
     assert sim.requests[-1].status == 400
+
+
+def test_a_whole_responses_answer_is_checked_from_the_provider_json(instrumented: Otel, sim: Simulator) -> None:
+    """A plain ``responses`` call's span carries the provider's own response id and usage, not LiteLLM's rewrite."""
+    (call,) = [c for c in CALLS if c.entry == "responses"]
+    send_sync(sim, call, BREAKS["missing"], stream=False)
+    (span,) = instrumented.call_spans()
+    assert span.attributes is not None
+    assert re.fullmatch(r"resp_\d{4}", str(span.attributes["gen_ai.response.id"]))
+    tokens = span.attributes["gen_ai.usage.input_tokens"]
+    assert isinstance(tokens, int)
+    assert tokens > 0
