@@ -20,8 +20,9 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   public methods. So every request such a loop sends is decided by the law on the ``contents`` it
   carries and recorded once, on its own span. The sync stream is a generator whose first step
   sends (``steps``: ``_proxies.watch_steps``); the async one returns an async generator once sent.
-- litellm: nothing patched; with the ``litellm`` provider enabled, ``patch`` registers otel-toolturn's
-  LiteLLM callback once LiteLLM is imported (``integrations._watch``) and ``unpatch`` removes it.
+- litellm: with the ``litellm`` provider enabled, ``patch`` registers otel-toolturn's LiteLLM
+  callback and wraps LiteLLM's entry points once LiteLLM is imported (``integrations._watch``;
+  their table: ``integrations._litellm_entries.ENTRIES``), and ``unpatch`` undoes both.
 
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send

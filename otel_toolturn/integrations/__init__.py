@@ -2,7 +2,8 @@
 
 ``otel_toolturn.integrations.litellm``: LiteLLM's SDK calls (``completion`` to OpenAI-compatible,
 Anthropic, Gemini and Vertex AI providers, ``responses``, ``anthropic.messages``) and its proxy,
-through LiteLLM's own callback hooks. ``init()`` registers
-it when LiteLLM is imported (the ``litellm`` provider); the proxy names it in its config.
+through LiteLLM's own callback hooks and its wrapped entry points (each call's span ends with the
+call). ``init()`` registers it when LiteLLM is imported (the ``litellm`` provider); the proxy
+names it in its config.
 Importing a module here imports the library it integrates.
 """

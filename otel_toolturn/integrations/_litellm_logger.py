@@ -26,11 +26,14 @@ Which hook serves which path (LiteLLM 1.110):
 
 The response: a whole response is checked from the provider's own JSON that LiteLLM logs
 (``log_post_api_call``: usage, finish reasons, model, calls; Gemini: the ``generateContent``
-response JSON, a long answer's continuation hops merged into it) and the record ends there; a
-stream's record ends on the call's success or failure callback, with the assembled response
-checked when LiteLLM assembles it in the lane's own shape (chat, Responses). A failure ends
-the record with LiteLLM's exception. Every hook is guarded: an error is counted and logged at
-debug, and LiteLLM proceeds with its request as it stands.
+response JSON, a long answer's continuation hops merged into it) and the record ends there.
+Otherwise the record ends with the call itself, through LiteLLM's wrapped entry points
+(``_litellm_entries``): when it returns or raises, or when its stream ends. LiteLLM's success
+and failure callbacks come later (from its logging queue or thread pool) and find nothing left
+to end; they end only the records of a call made through no wrapped entry point: a stream's
+with the assembled response checked when LiteLLM assembles it in the lane's own shape (chat,
+Responses), a failure's with LiteLLM's exception. Every hook is guarded: an error is counted
+and logged at debug, and LiteLLM proceeds with its request as it stands.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import PreparedRequest, materialise, prepare_request
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
-from otel_toolturn.integrations._litellm_calls import OpenCalls
+from otel_toolturn.integrations._litellm_calls import OpenCalls, join
 from otel_toolturn.integrations._litellm_lanes import (
     GEMINI_PROVIDERS,
     bare_model,
@@ -89,13 +92,17 @@ def _openai_compatible() -> tuple[str, ...]:
 
 
 def _provider_json(original: object) -> Mapping[str, object] | None:
-    """The provider's whole JSON response as LiteLLM logged it, or ``None`` (an error, a stream, not JSON)."""
+    """The provider's whole JSON response as LiteLLM logged it, or ``None`` (an error, a stream, not JSON).
+
+    An error is a body whose ``error`` is set or whose ``type`` is ``error``; a Responses body
+    carries ``"error": null`` when it succeeded.
+    """
     if isinstance(original, (str, bytes)):
         try:
             original = json.loads(original)
         except ValueError:
             return None
-    if not isinstance(original, Mapping) or "error" in original or original.get("type") == "error":
+    if not isinstance(original, Mapping) or original.get("error") is not None or original.get("type") == "error":
         return None
     return original
 
@@ -158,6 +165,7 @@ class ToolTurnLogger(CustomLogger):
         self._guarded(telemetry, "request", lambda: record.request(prepared))
         if isinstance(call_id, str):
             self.calls.start(call_id, record)
+            join(call_id)
         else:
             record.finish()
         return prepared
@@ -307,7 +315,7 @@ class ToolTurnLogger(CustomLogger):
     def log_success_event(
         self, kwargs: dict[str, object], response_obj: object, start_time: object, end_time: object
     ) -> None:
-        """The call succeeded (a stream: once exhausted): end its record if still open."""
+        """The call succeeded (a stream: once exhausted): end its record if still open (see the module docstring)."""
         del start_time, end_time
         self._ended(lambda: self._succeeded(kwargs, response_obj))
 

@@ -1,10 +1,11 @@
-"""When LiteLLM is imported, register otel-toolturn's LiteLLM callback; remove it on ``unpatch``.
+"""When LiteLLM is imported, register otel-toolturn's LiteLLM callback and entry-point wrappers; undo on ``unpatch``.
 
 Role: the part of the LiteLLM integration ``instrument`` reaches without importing LiteLLM (a
 slow import that an application not using it never pays). ``watch_litellm`` registers a
 post-import hook once per process: it fires at once when LiteLLM is already imported, else right
-after the application imports it, and registers the callback while an instrumentation with the
-``litellm`` provider is live. ``unwatch_litellm`` removes the callback and ends its open records.
+after the application imports it, and registers the callback (``litellm.register``: the callback
+and the entry-point wrappers) while an instrumentation with the ``litellm`` provider is live.
+``unwatch_litellm`` removes them (``litellm.unregister``) and ends the open records.
 A failure here is logged at debug and never reaches the application's import.
 """
 

@@ -5,8 +5,12 @@ Importing this module imports LiteLLM. Public here:
 - ``LOGGER``: the one ``ToolTurnLogger`` (a LiteLLM ``CustomLogger``) of the process. It acts
   while ``otel_toolturn.init()`` (with the ``litellm`` provider, on by default) is live and passes
   every call through otherwise. Which LiteLLM hook serves which path: ``_litellm_logger``.
-- ``register()`` / ``unregister()``: add it to (remove it from) ``litellm.callbacks``;
-  ``init()`` and ``shutdown()`` call them, so an application needs neither.
+- ``register()`` / ``unregister()``: add it to (remove it from) ``litellm.callbacks`` and wrap
+  (restore) LiteLLM's entry points (``_litellm_entries.ENTRIES``), so each call's span ends with
+  the call: when it returns or raises, or when its stream ends; ``init()`` and ``shutdown()`` call
+  them, so an application needs neither. A function taken from LiteLLM before ``register()``
+  (``from litellm import acompletion`` ahead of ``init()``) keeps LiteLLM's own: its span ends on
+  LiteLLM's success or failure callback instead.
 
 For the LiteLLM proxy, name ``otel_toolturn.integrations.litellm_proxy.callback`` under
 ``litellm_settings: callbacks:`` in its ``config.yaml`` (see that module).
@@ -14,10 +18,13 @@ For the LiteLLM proxy, name ``otel_toolturn.integrations.litellm_proxy.callback`
 
 from __future__ import annotations
 
+import importlib
 from typing import Final
 
 import litellm
+import wrapt
 
+from otel_toolturn.integrations._litellm_entries import ENTRIES, wrapper_for
 from otel_toolturn.integrations._litellm_logger import ToolTurnLogger
 
 __all__ = ["LOGGER", "ToolTurnLogger", "register", "unregister"]
@@ -36,16 +43,38 @@ _LISTS: Final = (
 """LiteLLM's callback lists: ``callbacks`` is read by its hooks, the others are copies it makes from it."""
 
 
+_ORIGINALS: Final[list[tuple[object, str, object]]] = []
+"""What ``register`` replaced: (module, name, LiteLLM's own function), restored by ``unregister``."""
+
+
+def _wrap_entries() -> None:
+    """Wrap every entry point of ``ENTRIES`` that imports (once: a second call finds them wrapped)."""
+    if _ORIGINALS:
+        return
+    for entry in ENTRIES:
+        try:
+            module = importlib.import_module(entry.module)
+            original = vars(module)[entry.name]
+        except (ImportError, KeyError):
+            continue
+        setattr(module, entry.name, wrapt.FunctionWrapper(original, wrapper_for(entry, LOGGER.calls)))
+        _ORIGINALS.append((module, entry.name, original))
+
+
 def register() -> None:
-    """Add ``LOGGER`` to ``litellm.callbacks`` (once; LiteLLM copies it to its other lists on each call)."""
+    """Add ``LOGGER`` to ``litellm.callbacks`` (once; LiteLLM copies it to its other lists); wrap the entry points."""
     if not any(callback is LOGGER for callback in litellm.callbacks):
         litellm.callbacks.append(LOGGER)
+    _wrap_entries()
 
 
 def unregister() -> None:
-    """Remove ``LOGGER`` from every LiteLLM callback list and end the records it holds open."""
+    """Remove ``LOGGER`` from every LiteLLM callback list, restore the entry points, end the records held open."""
     for name in _LISTS:
         found = getattr(litellm, name, None)
         if isinstance(found, list):
             found[:] = [callback for callback in found if callback is not LOGGER]
+    while _ORIGINALS:
+        module, name, original = _ORIGINALS.pop()
+        setattr(module, name, original)
     LOGGER.calls.close_all()

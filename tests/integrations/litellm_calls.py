@@ -20,7 +20,7 @@ from otel_toolturn import Lane
 from otel_toolturn.simulator import Simulator
 from tests.transcripts import A, Event, R, U, build, c, t
 
-__all__ = ["BREAKS", "CALLS", "Call", "litellm", "send_async", "send_sync"]
+__all__ = ["BREAKS", "CALLS", "Call", "litellm", "request_kwargs", "send_async", "send_sync"]
 
 OPENAI_MODEL: Final = "gpt-4o-mini"
 ANTHROPIC_MODEL: Final = "claude-sonnet-4-5"
@@ -65,7 +65,8 @@ def _base(sim: Simulator, call: Call) -> str:
     return sim.openai_base_url if call.provider == "openai" else sim.base_url
 
 
-def _kwargs(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> dict[str, Any]:
+def request_kwargs(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> dict[str, Any]:
+    """The keyword arguments of one call of ``call`` with ``events`` in its entry point's own shape."""
     model = OPENAI_MODEL if call.provider == "openai" else ANTHROPIC_MODEL
     kwargs: dict[str, Any] = {
         "model": f"{call.provider}/{model}",
@@ -84,7 +85,7 @@ def _kwargs(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bo
 
 def send_sync(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> object:
     """Make one sync call; a stream is read to its end."""
-    kwargs = _kwargs(sim, call, events, stream=stream)
+    kwargs = request_kwargs(sim, call, events, stream=stream)
     response: Any = litellm.completion(**kwargs) if call.entry == "completion" else litellm.responses(**kwargs)
     if stream:
         for _ in response:
@@ -94,7 +95,7 @@ def send_sync(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: 
 
 async def send_async(sim: Simulator, call: Call, events: tuple[Event, ...], *, stream: bool) -> object:
     """Make one async call; a stream is read to its end."""
-    kwargs = _kwargs(sim, call, events, stream=stream)
+    kwargs = request_kwargs(sim, call, events, stream=stream)
     if call.entry == "acompletion":
         response: Any = await litellm.acompletion(**kwargs)
     elif call.entry == "aresponses":

@@ -18,7 +18,6 @@ from otel_toolturn import validate
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel, make_otel
-from tests.integrations.conftest import settle, settle_async
 from tests.integrations.litellm_calls import litellm
 from tests.transcripts import A, Event, R, U, build, c, t
 
@@ -75,25 +74,20 @@ async def _send(
     events: tuple[Event, ...],
     *,
     stream: bool,
-    otel: Otel | None = None,
     vertex: bool = False,
 ) -> None:
-    """One LiteLLM call (a stream read to its end); with ``otel``, wait for its span to end."""
+    """One LiteLLM call (a stream read to its end)."""
     kwargs = _kwargs(sim, events, stream=stream, vertex=vertex)
     if entry == "acompletion":
         response: Any = await litellm.acompletion(**kwargs)
         if stream:
             async for _ in response:
                 pass
-        if otel is not None:
-            await settle_async(otel, 1)
         return
     response = litellm.completion(**kwargs)
     if stream:
         for _ in response:
             pass
-    if otel is not None:
-        settle(otel, 1)
 
 
 def _contents(sim: Simulator) -> list[object]:
@@ -109,7 +103,7 @@ async def test_a_broken_history_reaches_gemini_valid_recorded_once(
     instrumented: Otel, sim: Simulator, entry: str, brk: str, stream: bool
 ) -> None:
     """LiteLLM's Gemini call with a broken history is served; one span (``gcp.gemini``) with its repair; one request."""
-    await _send(sim, entry, BREAKS[brk], stream=stream, otel=instrumented)
+    await _send(sim, entry, BREAKS[brk], stream=stream)
     sent = sim.requests[-1]
     assert sent.status == 200, sent.error
     assert validate(_contents(sim), lane=LANE) == []
@@ -142,7 +136,7 @@ async def test_without_init_gemini_refuses_the_same_call(sim: Simulator, entry: 
 async def test_a_history_litellm_already_sends_valid_goes_out_unrepaired(instrumented: Otel, sim: Simulator) -> None:
     """Two result messages in a row (LiteLLM merges them into one content): served, recorded with no repair."""
     events = (U("read a and b"), A(c("call_1", "read"), c("call_2", "read")), R("call_1", "a"), R("call_2", "b"))
-    await _send(sim, "completion", (*events, U("go on")), stream=False, otel=instrumented)
+    await _send(sim, "completion", (*events, U("go on")), stream=False)
     assert sim.requests[-1].status == 200
     (span,) = instrumented.call_spans()
     assert span.attributes is not None
@@ -184,7 +178,7 @@ async def test_vertex_is_repaired_and_recorded_as_vertex_ai(
     instrumented: Otel, sim: Simulator, vertex_token: None, stream: bool
 ) -> None:
     """``vertex_ai/…`` goes out repaired on Vertex's path, its span ``gcp.vertex_ai``, signature and result repaired."""
-    await _send(sim, "completion", BREAKS["missing"], stream=stream, otel=instrumented, vertex=True)
+    await _send(sim, "completion", BREAKS["missing"], stream=stream, vertex=True)
     sent = sim.requests[-1]
     assert sent.status == 200, sent.error
     assert sent.path.startswith("/v1/projects/p/locations/us-central1/publishers/google/models/")
@@ -219,7 +213,6 @@ async def test_past_the_tool_round_cap_the_body_calls_no_tool(round_capped: Otel
     kwargs = _kwargs(sim, (U("read a"), A(c("call_1", "read")), R("call_1", "a's text")), stream=False)
     tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}]
     litellm.completion(**kwargs, tools=tools, tool_choice="auto")
-    settle(round_capped, 1)
     sent = sim.requests[-1]
     assert sent.status == 200, sent.error
     assert isinstance(sent.body, dict)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import gc
+import importlib
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+import wrapt
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor
+from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.integrations import _litellm_logger
-from otel_toolturn.integrations._litellm_calls import OpenCalls
+from otel_toolturn.integrations._litellm_calls import OpenCalls, join
+from otel_toolturn.integrations._litellm_entries import ENTRIES, Entry, wrapper_for
 from otel_toolturn.integrations._litellm_lanes import bare_model, gemini_request, gemini_writes, lane_of
-from otel_toolturn.integrations.litellm import LOGGER
+from otel_toolturn.integrations.litellm import LOGGER, register
 from tests.instrument.conftest import Otel, make_otel
 from tests.integrations.litellm_calls import litellm
 
@@ -95,12 +102,23 @@ def test_gemini_writes_only_what_the_decision_changed() -> None:
 
 
 class _Record:
-    def __init__(self) -> None:
-        self.finished = 0
+    """What the entry wrappers and ``OpenCalls`` read of a ``CallRecord``: its lane, its stream, its end."""
 
-    def finish(self, error: BaseException | None = None) -> None:
-        del error
+    def __init__(self, lane: str = "anthropic.messages") -> None:
+        self.lane = lane
+        self.finished = 0
+        self.ends: list[tuple[BaseException | None, bool]] = []
+        self.fed: list[object] = []
+
+    def finish(self, error: BaseException | None = None, *, caller_closed: bool = False) -> None:
         self.finished += 1
+        self.ends.append((error, caller_closed))
+
+    def start_stream(self) -> None:
+        pass
+
+    def feed(self, event: object) -> None:
+        self.fed.append(event)
 
 
 def test_open_calls_end_a_retried_request_and_the_oldest_past_capacity() -> None:
@@ -182,6 +200,91 @@ def test_a_failing_law_is_counted_and_the_request_goes_as_it_stands(
         assert len(LOGGER.calls) == 0
     finally:
         instrumentor.uninstrument()
+
+
+def test_register_wraps_each_entry_point_once_and_unregister_restores_litellm_own(otel: Otel) -> None:
+    """Every entry point of ``ENTRIES`` exists and is wrapped once while instrumented; LiteLLM's own is back after."""
+    assert litellm.anthropic.messages is importlib.import_module("litellm.anthropic_interface.messages")  # type: ignore[attr-defined]
+    originals = {entry: vars(importlib.import_module(entry.module))[entry.name] for entry in ENTRIES}
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+    try:
+        register()
+        for entry, original in originals.items():
+            wrapped = vars(importlib.import_module(entry.module))[entry.name]
+            assert isinstance(wrapped, wrapt.FunctionWrapper)
+            assert wrapped.__wrapped__ is original
+    finally:
+        instrumentor.uninstrument()
+    assert {entry: vars(importlib.import_module(entry.module))[entry.name] for entry in ENTRIES} == originals
+
+
+_SYNC_CHAT = Entry(module="m", name="completion", shape="openai.chat_completions", events=True, is_async=False)
+
+
+def _sending(calls: OpenCalls, records: list[_Record], result: Callable[[], object]) -> Callable[..., object]:
+    """A stand-in for a LiteLLM function: each record a request it sends (as the hooks note them), then ``result``."""
+
+    def send() -> object:
+        for index, record in enumerate(records):
+            calls.start(f"call-{index}", record)  # type: ignore[arg-type]
+            join(f"call-{index}")
+        return result()
+
+    return send
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wrappers act as under a live instrumentation."""
+    monkeypatch.setattr(STATE, "telemetry", object())
+
+
+def test_a_call_ends_its_earlier_requests_at_return_and_its_stream_at_exhaustion(live: None) -> None:
+    """A resent request ends when the call returns; the stream's ends once, when read to its end, its events fed."""
+    calls = OpenCalls()
+    earlier, last = _Record(), _Record("openai.chat_completions")
+    wrapper = wrapper_for(_SYNC_CHAT, calls)
+    stream: Any = wrapper(_sending(calls, [earlier, last], lambda: iter(["a", "b"])), None, (), {})
+    assert (earlier.finished, last.finished, len(calls)) == (1, 0, 0)
+    assert list(stream) == ["a", "b"]
+    assert last.ends == [(None, False)]
+    assert last.fed == ["a", "b"]
+
+
+def test_a_call_that_raises_ends_each_request_with_its_exception(live: None) -> None:
+    """The wrapped function raising: each request it sent ends with that very exception, which reaches the caller."""
+    calls = OpenCalls()
+    records = [_Record(), _Record()]
+    refused = ValueError("refused")
+
+    def fail() -> object:
+        raise refused
+
+    with pytest.raises(ValueError, match="refused") as raised:
+        wrapper_for(_SYNC_CHAT, calls)(_sending(calls, records, fail), None, (), {})
+    assert raised.value is refused
+    assert [record.ends for record in records] == [[(refused, False)], [(refused, False)]]
+
+
+def test_a_stream_closed_or_dropped_unread_ends_as_the_caller_stop(live: None) -> None:
+    """``close()`` ends the stream's request once, as closed by the caller; a stream dropped unread does the same."""
+    calls = OpenCalls()
+
+    class Closable(Iterator[object]):
+        def __next__(self) -> object:
+            return "a"
+
+        def close(self) -> None:
+            pass
+
+    closed, dropped = _Record(), _Record()
+    stream: Any = wrapper_for(_SYNC_CHAT, calls)(_sending(calls, [closed], Closable), None, (), {})
+    stream.close()
+    assert closed.ends == [(None, True)]
+    wrapper_for(_SYNC_CHAT, calls)(_sending(calls, [dropped], Closable), None, (), {})
+    gc.collect()
+    assert dropped.ends == [(None, True)]
 
 
 def test_the_lane_rule_is_pure_it_loads_neither_litellm_nor_opentelemetry() -> None:

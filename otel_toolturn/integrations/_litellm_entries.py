@@ -1,0 +1,238 @@
+"""LiteLLM's entry points, wrapped so each call's records end with the call itself.
+
+Role: the thin edge that ties a LiteLLM call's records to the call. LiteLLM's hooks start a
+record per request (``_litellm_logger``); LiteLLM calls its success and failure callbacks later,
+from a logging queue or a thread pool, after the call has returned or its stream has ended, and
+under ``asyncio.run`` possibly only once the loop is gone. So each entry point in ``ENTRIES`` is
+wrapped: while it runs, a ``CallScope`` is current and collects the call ids of the requests it
+sends; when it ends, its records are taken out of the open calls (``OpenCalls.take_all``), so
+LiteLLM's later callbacks find nothing to end, and ended:
+
+- the call raised (a provider error, a cancellation): every record ends with that exception;
+- a whole response: a record the provider's JSON has not already ended (``log_post_api_call``)
+  ends now, its response checked when it is in the record's lane (``Entry.shape``);
+- a stream (an iterator, sync or async): the last record is handed to ``LiteLLMStream``, which ends
+  it on the first of exhaustion, an exception, ``close()``/``aclose()``, context exit or collection;
+- earlier records of the call (a request LiteLLM sent again) end when it returns.
+
+A call that sent nothing has no record and its result passes as it is. A call made inside
+another wrapped call (LiteLLM's own retries and routes) joins the outer call's scope. Everything
+here is guarded: a failure of its own is counted and the call's result is returned as LiteLLM
+gave it, the record ended. LiteLLM's own exceptions reach the caller unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from types import CoroutineType, TracebackType
+from typing import Any, Final, cast
+
+import wrapt
+
+from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument._patches import STATE
+from otel_toolturn.instrument._proxies import _finalize, _read_failed
+from otel_toolturn.instrument._record import CallRecord
+from otel_toolturn.integrations._litellm_calls import SCOPE, CallScope, OpenCalls
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Entry:
+    """One LiteLLM entry point: where it lives, the shape of what it hands back, sync or async."""
+
+    module: str
+    name: str
+    shape: Lane
+    """The lane whose shape its whole response is in (a record of another lane is not checked from it)."""
+    events: bool
+    """Whether its stream yields that lane's own events (read by the lane's observer); else bytes."""
+    is_async: bool
+
+
+def _entry(module: str, name: str, shape: Lane, *, events: bool = True, is_async: bool) -> Entry:
+    return Entry(module=module, name=name, shape=shape, events=events, is_async=is_async)
+
+
+ENTRIES: Final[tuple[Entry, ...]] = (
+    _entry("litellm", "completion", "openai.chat_completions", is_async=False),
+    _entry("litellm", "acompletion", "openai.chat_completions", is_async=True),
+    _entry("litellm", "responses", "openai.responses", is_async=False),
+    _entry("litellm", "aresponses", "openai.responses", is_async=True),
+    _entry("litellm", "anthropic_messages", "anthropic.messages", events=False, is_async=True),
+    _entry("litellm.anthropic_interface.messages", "acreate", "anthropic.messages", events=False, is_async=True),
+)
+"""Every wrapped entry point (``litellm.anthropic.messages`` is ``litellm.anthropic_interface.messages``)."""
+
+
+class LiteLLMStream(wrapt.ObjectProxy[Any]):
+    """A stream LiteLLM handed back, watched: its call's record ends once, when the stream ends.
+
+    Ends on the first of: exhaustion, an exception from LiteLLM's iteration (the provider's end;
+    a ``BaseException`` that is not an ``Exception`` is the caller's stop), ``close()``,
+    ``aclose()``, context exit, or the proxy being collected (the caller's stop). With ``observed``,
+    each event is fed to the record's observer on its way to the caller. LiteLLM's streams are
+    their own iterators, and so is this proxy.
+    """
+
+    def __init__(self, wrapped: object, record: CallRecord, *, observed: bool) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        if observed:
+            record.start_stream()
+        _finalize(self, record.finish, caller_closed=True)
+
+    def __iter__(self) -> Iterator[object]:
+        return self
+
+    def __next__(self) -> object:
+        record = self._self_record
+        try:
+            event = self.__wrapped__.__next__()
+        except StopIteration:
+            record.finish()
+            raise
+        except BaseException as exc:
+            _read_failed(record, exc)
+            raise
+        record.feed(event)
+        return event
+
+    def __aiter__(self) -> AsyncIterator[object]:
+        return self
+
+    async def __anext__(self) -> object:
+        record = self._self_record
+        try:
+            event = await self.__wrapped__.__anext__()
+        except StopAsyncIteration:
+            record.finish()
+            raise
+        except BaseException as exc:
+            _read_failed(record, exc)
+            raise
+        record.feed(event)
+        return event
+
+    def close(self) -> object:
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+    async def aclose(self) -> object:
+        try:
+            return await self.__wrapped__.aclose()
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+    def __enter__(self) -> LiteLLMStream:
+        self.__wrapped__.__enter__()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+    async def __aenter__(self) -> LiteLLMStream:
+        await self.__wrapped__.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+
+def _failed(calls: OpenCalls, scope: CallScope, exc: BaseException) -> None:
+    """The call raised ``exc``: each of its open records ends with it (``CallRecord.finish`` never raises)."""
+    for record in calls.take_all(scope.call_ids):
+        record.finish(exc)
+
+
+def _returned(entry: Entry, calls: OpenCalls, scope: CallScope, result: object) -> object:
+    """The call returned ``result``: end its records, or hand the last to the stream; what the caller receives."""
+    records = calls.take_all(scope.call_ids)
+    if not records:
+        return result
+    *earlier, last = records
+    try:
+        for record in earlier:
+            record.finish()
+        if isinstance(result, (Iterator, AsyncIterator)):
+            return LiteLLMStream(result, last, observed=entry.events and last.lane == entry.shape)
+        if last.lane == entry.shape:
+            last.response(result)
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        last.telemetry.error("response", exc)
+    last.finish()
+    return result
+
+
+def _sync_wrapper(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
+    def wrapper(
+        wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> object:
+        del instance
+        if STATE.telemetry is None or SCOPE.get() is not None:
+            return wrapped(*args, **kwargs)
+        scope = CallScope()
+        token = SCOPE.set(scope)
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _failed(calls, scope, exc)
+            raise
+        finally:
+            SCOPE.reset(token)
+        return _returned(entry, calls, scope, result)
+
+    return wrapper
+
+
+async def _run_async(
+    entry: Entry,
+    calls: OpenCalls,
+    wrapped: Callable[..., Awaitable[object]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> object:
+    """An async call, once it runs: as the sync wrapper (inside another wrapped call: LiteLLM's own, as it is)."""
+    if SCOPE.get() is not None:
+        return await wrapped(*args, **kwargs)
+    scope = CallScope()
+    token = SCOPE.set(scope)
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _failed(calls, scope, exc)
+        raise
+    finally:
+        SCOPE.reset(token)
+    return _returned(entry, calls, scope, result)
+
+
+def _async_wrapper(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        del instance
+        if STATE.telemetry is None:
+            return wrapped(*args, **kwargs)
+        call = cast("CoroutineType[Any, Any, object]", _run_async(entry, calls, wrapped, args, kwargs))
+        # named as LiteLLM's own coroutine, so a caller's "never awaited" warning reads as without us
+        call.__name__ = getattr(wrapped, "__name__", call.__name__)
+        call.__qualname__ = getattr(wrapped, "__qualname__", call.__qualname__)
+        return call
+
+    return wrapper
+
+
+def wrapper_for(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
+    """The wrapt wrapper of ``entry``, ending the records ``calls`` holds for each of its calls."""
+    return _async_wrapper(entry, calls) if entry.is_async else _sync_wrapper(entry, calls)
