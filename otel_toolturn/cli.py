@@ -11,6 +11,15 @@ Input, per file (``-`` is stdin):
   ``messages``, ``input`` or ``contents`` (the rest of the body is kept as it is in the ``--fix`` copy);
 - JSONL: one such value per line (blank lines skipped).
 
+A message is a JSON object with a ``role``, a ``type`` or ``parts``; a list with none is no
+transcript, and is refused. Only regular files and stdin are read (a FIFO, a device or a directory
+is refused before it is read), at most ``--max-size`` bytes each (64 MiB unless raised: a file's
+size is checked before it is read, stdin is read no further than the limit). The text is strict
+JSON: ``NaN``, ``Infinity`` and numbers beyond a float's range are refused, and the ``--fix`` copy
+is strict JSON too, one message a line. A byte-order mark is skipped. The top-level value and
+each list right inside a top-level object are read member by member, so the text is never held
+whole beside the values read from it.
+
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
 not in the list may answer a call the server holds.
@@ -26,19 +35,26 @@ as Chat Completions and the report says the lane was a guess.
 
 Exit codes (the highest over all transcripts): 0 clean; 1 repaired without loss; 2 a lossy
 repair was needed (or, never expected, the law's view would still be refused); 3 unreadable input
-or a usage error — always one line on stderr, never a traceback.
+(not a regular file, over the size limit, not UTF-8, not strict JSON, nested too deeply, no
+messages) or a usage error (an unknown option, a ``--fix`` target that cannot be written) — always
+one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
+import functools
+import io
 import json
 import os
+import re
+import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final, Literal, NoReturn, get_args
+from typing import Final, Literal, NoReturn, TextIO, get_args
 
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
@@ -50,6 +66,8 @@ Outcome = Literal["clean", "repaired", "lossy"]
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 EXIT_CODES: Final[Mapping[Outcome, int]] = {"clean": 0, "repaired": 1, "lossy": 2}
 EXIT_UNREADABLE: Final = 3
+DEFAULT_MAX_SIZE: Final = 64 * 1024 * 1024
+"""The most bytes ``check`` reads of one input unless ``--max-size`` says otherwise."""
 VERDICTS: Final[Mapping[Outcome, str]] = {
     "clean": "clean: the provider would accept it as it is",
     "repaired": "repaired without loss",
@@ -105,42 +123,246 @@ class Document:
     entries: tuple[Entry, ...]
 
 
-def read_document(name: str, text: str) -> Document:
-    """Parse one file's text (JSON, else JSONL); raise ``ToolTurnInputError`` naming what is wrong."""
-    if not text.strip():
-        raise ToolTurnInputError(f"{name}: empty input; expected JSON or JSONL")
-    try:
-        value = json.loads(text)
-    except ValueError as whole:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        entries: list[Entry] = []
-        for number, line in lines:
+Read = Callable[[int], bytes]
+"""A byte source: ``read(n)`` returns at most ``n`` bytes, and ``b""`` at the end."""
+
+_CHUNK: Final = 1 << 20
+_SPACE: Final = re.compile(r"[ \t\n\r]*")
+_BLANK: Final = re.compile(r"[ \t\r]*")
+_GOES_ON: Final = re.compile(r"[0-9.eE+-]*")
+_COMMA: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+_SIZE: Final = re.compile(r"(\d+)([KMG]?)", re.IGNORECASE)
+_UNITS: Final[Mapping[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_MESSAGE_KEYS: Final = ("role", "type", "parts")
+
+
+def _interned(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    return {sys.intern(key): value for key, value in pairs}  # one string per key name, as one whole decode has
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON (strict JSON has no NaN or Infinity)")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:40]} is beyond a float's range")
+    return number
+
+
+class _Reader:
+    """The JSON values of a UTF-8 byte source, read in chunks and never more than ``limit`` bytes of it.
+
+    The top-level value, and each list right inside a top-level object, are read member by member;
+    each member (a message, or a body's field) is decoded whole by the standard JSON decoder
+    (strict: ``NaN``, ``Infinity`` and out-of-range numbers refused). Only the text not yet decoded
+    is kept, so memory holds the values read plus about a chunk of text, never the whole text beside
+    them.
+    """
+
+    def __init__(self, name: str, read: Read, *, limit: int) -> None:
+        self._name = name
+        self._read = read
+        self._limit = limit
+        self._bytes = 0
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+        self._json = json.JSONDecoder(object_pairs_hook=_interned, parse_constant=_no_constant, parse_float=_finite)
+        self._text = ""
+        self._pos = 0
+        self._eof = False
+        self._offset = 0  # characters dropped ahead of ``_text``
+        self._counted = 0  # index in ``_text`` the line count has reached
+        self._counted_line = 1
+        self._line_start = 0  # absolute character offset where that line starts
+        self.line = 1
+        """The line the value being read starts on."""
+        self.first_line = 0
+        """The line the first value starts on (0 before it)."""
+
+    def values(self) -> Iterator[tuple[int, object]]:
+        """Each top-level value with the line it starts on; one value a line after the first."""
+        while self._peek():
+            self.line = self._where(self._pos)[0]
+            self.first_line = self.first_line or self.line
+            yield self.line, self._value("[{")
+            self._end_of_line()
+
+    def _more(self, at_least: int = _CHUNK) -> bool:
+        """Append the next chunk of text (at least ``at_least`` bytes when there are); ``False`` at the end."""
+        if self._eof:
+            return False
+        if self._pos:
+            self._where(self._pos)
+            self._text = self._text[self._pos :]
+            self._offset += self._pos
+            self._counted -= self._pos
+            self._pos = 0
+        data = self._read(min(max(at_least, _CHUNK), self._limit - self._bytes + 1))
+        if self._bytes + len(data) > self._limit:
+            raise ToolTurnInputError(_too_large(self._name, self._limit))
+        pending = len(self._utf8.getstate()[0])
+        try:
+            self._text += self._utf8.decode(data, final=not data)
+        except UnicodeDecodeError as error:
+            at = self._bytes - pending + error.start
+            raise ToolTurnInputError(f"{self._name}: not UTF-8 text ({error.reason} at byte {at})") from error
+        self._bytes += len(data)
+        self._eof = not data
+        return True
+
+    def _where(self, index: int) -> tuple[int, int]:
+        """The line and column of ``_text[index]`` (``index`` never behind an earlier call's)."""
+        counted = self._text[self._counted : index]
+        newlines = counted.count("\n")
+        if newlines:
+            self._counted_line += newlines
+            self._line_start = self._offset + self._counted + counted.rfind("\n") + 1
+        self._counted = index
+        return self._counted_line, self._offset + index - self._line_start + 1
+
+    def _malformed(self, message: str, index: int) -> ToolTurnInputError:
+        """Text that is not JSON, in the JSON decoder's words, at its line and column in the whole input."""
+        line, column = self._where(index)
+        where = f"{message}: line {line} column {column} (char {self._offset + index})"
+        if self.line == self.first_line:
+            return ToolTurnInputError(f"{self._name}: not JSON or JSONL ({where})")
+        return ToolTurnInputError(f"{self._name}: line {self.line} is not JSON ({where})")
+
+    def _peek(self) -> str:
+        """The next character after JSON whitespace, or ``""`` at the end."""
+        while True:
+            match = _SPACE.match(self._text, self._pos)
+            self._pos = match.end() if match else self._pos
+            if self._pos < len(self._text):
+                return self._text[self._pos]
+            if not self._more():
+                return ""
+
+    def _end_of_line(self) -> None:
+        """Nothing but blanks may follow a top-level value on its line."""
+        while True:
+            match = _BLANK.match(self._text, self._pos)
+            self._pos = match.end() if match else self._pos
+            if self._pos < len(self._text) or not self._more():
+                break
+        if self._pos < len(self._text) and self._text[self._pos] != "\n":
+            raise self._malformed("Extra data", self._pos)
+
+    def _value(self, streamed: str) -> object:
+        """The next value: a container whose opening is in ``streamed`` member by member, else whole."""
+        char = self._peek()
+        if char and char in streamed:
+            self._pos += 1
+            return self._list() if char == "[" else self._object()
+        return self._whole()
+
+    def _list(self) -> list[object]:
+        items: list[object] = []
+        if self._peek() == "]":
+            self._pos += 1
+            return items
+        while True:
+            self._members_held(items)
+            items.append(self._value(""))
+            if self._next_member("]"):
+                return items
+
+    def _members_held(self, items: list[object]) -> None:
+        """Append the next members of a list that the text held has whole, each with its comma after it."""
+        text, decode = self._text, self._json.raw_decode
+        space = _SPACE.match(text, self._pos)
+        pos = space.end() if space else self._pos
+        with contextlib.suppress(ValueError):  # cut off, or not JSON: read member by member, which says which
+            while comma := _COMMA.match(text, (found := decode(text, pos))[1]):
+                items.append(found[0])
+                pos = comma.end()
+        self._pos = pos
+
+    def _object(self) -> dict[str, object]:
+        members: dict[str, object] = {}
+        if self._peek() == "}":
+            self._pos += 1
+            return members
+        while True:
+            if self._peek() != '"':
+                raise self._malformed("Expecting property name enclosed in double quotes", self._pos)
+            key = self._whole()
+            if self._peek() != ":":
+                raise self._malformed("Expecting ':' delimiter", self._pos)
+            self._pos += 1
+            members[str(key)] = self._value("[")
+            if self._next_member("}"):
+                return members
+
+    def _next_member(self, close: str) -> bool:
+        """Past a ``,`` (``False``) or the container's ``close`` (``True``); anything else is malformed."""
+        char = self._peek()
+        if char not in (",", close):
+            raise self._malformed("Expecting ',' delimiter", self._pos)
+        self._pos += 1
+        return char == close
+
+    def _whole(self) -> object:
+        """One value decoded whole, reading on while it may be cut off at the end of the text held."""
+        while True:
             try:
-                line_value = json.loads(line)
-            except ValueError as error:
-                if number == lines[0][0]:
-                    raise ToolTurnInputError(f"{name}: not JSON or JSONL ({whole})") from error
-                raise ToolTurnInputError(f"{name}: line {number} is not JSON ({error})") from error
-            entries.append(_entry(f"{name}:{number}", line_value))
-        return Document(name=name, format="jsonl", entries=tuple(entries))
-    return Document(name=name, format="json", entries=(_entry(name, value),))
+                value, end = self._json.raw_decode(self._text, self._pos)
+            except json.JSONDecodeError as error:
+                if self._more(len(self._text) - self._pos):
+                    continue
+                raise self._malformed(error.msg, error.pos) from None
+            if _GOES_ON.fullmatch(self._text, end) and self._more(len(self._text) - self._pos):
+                continue  # what is held may end inside a number ("1" of "1.5e3"): decode it again with more
+            self._pos = end
+            return value
+
+
+def read_document(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE) -> Document:
+    """Read one input (JSON, else JSONL) of at most ``limit`` bytes; ``ToolTurnInputError`` says what is wrong."""
+    reader = _Reader(name, read, limit=limit)
+    try:
+        values = list(reader.values())
+    except ToolTurnInputError:
+        raise
+    except RecursionError:
+        raise ToolTurnInputError(f"{name}: nested too deeply to read (line {reader.line})") from None
+    except ValueError as error:
+        raise ToolTurnInputError(f"{name}: {error} (line {reader.line})") from None
+    if not values:
+        raise ToolTurnInputError(f"{name}: empty input; expected JSON or JSONL")
+    if len(values) == 1:
+        return Document(name=name, format="json", entries=(_entry(name, values[0][1]),))
+    entries = tuple(_entry(f"{name}:{number}", value) for number, value in values)
+    return Document(name=name, format="jsonl", entries=entries)
 
 
 def _entry(source: str, value: object) -> Entry:
     """Read one JSON value as a transcript: a list of messages, or a body with ``messages``/``input``."""
     if isinstance(value, list):
-        return Entry(source=source, container="list", body=None, field=None, messages=value)
+        return Entry(source=source, container="list", body=None, field=None, messages=_messages(source, value))
     if isinstance(value, dict):
         for field in ("input", "messages", "contents"):
             inner = value.get(field)
-            if isinstance(inner, list) or (field == "input" and isinstance(inner, str)):
+            if isinstance(inner, str) and field == "input":
                 return Entry(source=source, container="body", body=value, field=field, messages=inner)
+            if isinstance(inner, list):
+                messages = _messages(f"{source}: '{field}'", inner)
+                return Entry(source=source, container="body", body=value, field=field, messages=messages)
         keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
         raise ToolTurnInputError(
             f"{source}: a JSON object without a 'messages' or 'contents' list or an 'input'; keys: {keys}; "
             "expected a list of messages or a request body"
         )
     raise ToolTurnInputError(f"{source}: a JSON {type(value).__name__}; expected a list of messages or a request body")
+
+
+def _messages(where: str, items: list[object]) -> list[object]:
+    """``items`` when one of them is a message (a JSON object with a role, a type or parts); else refused."""
+    if any(isinstance(item, dict) and any(key in item for key in _MESSAGE_KEYS) for item in items):
+        return items
+    what = f"no message in a list of {len(items)} items" if items else "an empty list"
+    raise ToolTurnInputError(f"{where}: {what}; expected messages (JSON objects with a 'role', 'type' or 'parts')")
 
 
 def detect_lane(entry: Entry) -> tuple[Lane, bool]:
@@ -221,12 +443,44 @@ def judge(entry: Entry, *, lane: Lane | None) -> Finding:
     )
 
 
-def repaired_document(document: Document, findings: Sequence[Finding]) -> str:
-    """The ``--fix`` copy: each transcript replaced by its view, in the container and format it came in."""
-    values = [_repaired_value(f) for f in findings]
-    if document.format == "jsonl":
-        return "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in values)
-    return json.dumps(values[0], ensure_ascii=False, indent=2) + "\n"
+def write_repaired(document: Document, findings: Sequence[Finding], out: TextIO) -> None:
+    """Write the ``--fix`` copy: each transcript replaced by its view, in the container and format it came in.
+
+    Strict JSON (``ValueError`` on a NaN or an infinity, which ``read_document`` never lets in), written
+    item by item and never built whole: JSONL one value a line; JSON with each item of the top-level
+    list, and of each list in a top-level body, on a line of its own.
+    """
+    for finding in findings:
+        value = _repaired_value(finding)
+        if document.format == "jsonl":
+            out.write(_compact(value))
+        elif isinstance(value, dict):
+            out.write("{")
+            for number, (key, member) in enumerate(value.items()):
+                out.write(("," if number else "") + "\n  " + _compact(key) + ": ")
+                _write_items(member, out, indent="  ")
+            out.write("\n}" if value else "}")
+        else:
+            _write_items(value, out, indent="")
+        out.write("\n")
+
+
+def _write_items(value: object, out: TextIO, *, indent: str) -> None:
+    """``value``, a non-empty list one item a line, anything else on the line it starts."""
+    if not isinstance(value, list) or not value:
+        out.write(_compact(value))
+        return
+    out.write("[")
+    for number, item in enumerate(value):
+        out.write(("," if number else "") + "\n" + indent + "  " + _compact(item))
+    out.write("\n" + indent + "]")
+
+
+_STRICT: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _compact(value: object) -> str:
+    return _STRICT.encode(value)
 
 
 def _repaired_value(finding: Finding) -> object:
@@ -293,6 +547,39 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_UNREADABLE, f"otel-toolturn: {message} (see otel-toolturn --help)\n")
 
 
+def parse_size(text: str) -> int:
+    """A byte count written as digits with an optional ``K``, ``M`` or ``G`` (binary multiples): ``64M``."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; expected bytes such as 500000, 512K, 64M or 1G")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def _size_text(size: int) -> str:
+    for unit in ("G", "M", "K"):
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]} {unit}iB"
+    return f"{size:,} bytes"
+
+
+def _too_large(name: str, limit: int) -> str:
+    return f"{name}: over the size limit of {_size_text(limit)} (raise it with --max-size)"
+
+
+CHECK_HELP: Final = f"""\
+Each FILE is a regular file (or - for stdin) of at most --max-size bytes ({_size_text(DEFAULT_MAX_SIZE)} unless
+raised) holding strict JSON or JSONL; a FIFO, a device or a directory is refused unread.
+
+exit codes (the highest over all FILEs):
+  0  clean: the provider would accept every transcript as it is
+  1  repaired without loss
+  2  a lossy repair was needed
+  3  unreadable input (no such file, not a regular file, over the size limit, not UTF-8, not strict
+     JSON or JSONL, nested too deeply, no messages) or a usage error (an unknown option, a --fix
+     target that cannot be written); one line on stderr each
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``otel-toolturn`` argument parser with its ``check`` and ``demo`` subcommands."""
     parser = _Parser(
@@ -303,7 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser(
         "check",
         help="say what a provider would refuse in saved transcripts, and what the law would repair",
-        description=("Exit codes: 0 clean, 1 repaired without loss, 2 a lossy repair was needed, 3 unreadable input."),
+        description="Say what a provider would refuse in saved transcripts, and what the law would repair.",
+        epilog=CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument(
         "files", nargs="+", metavar="FILE", help="JSON or JSONL transcripts or request bodies; - for stdin"
@@ -311,6 +600,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--lane", choices=sorted(LANE_ALIASES), help="the wire lane (default: read from the shape)")
     check.add_argument("--json", action="store_true", help="print the reports as JSON")
     check.add_argument("--fix", metavar="OUT", help="write the repaired copy to OUT (- for stdout); one FILE only")
+    check.add_argument(
+        "--max-size",
+        type=parse_size,
+        default=DEFAULT_MAX_SIZE,
+        metavar="SIZE",
+        help=f"read at most SIZE bytes of each FILE: 500000, 512K, 64M, 1G (default: {_size_text(DEFAULT_MAX_SIZE)})",
+    )
     demo = commands.add_parser(
         "demo", help="watch an agent's broken tool turns refused, then repaired, on a local provider simulator"
     )
@@ -324,6 +620,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")  # a lone surrogate read from JSON is printed escaped
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
@@ -365,10 +664,17 @@ def _check(args: argparse.Namespace) -> int:
     reports: list[dict[str, object]] = []
     for name in files:
         try:
-            document = read_document("<stdin>" if name == "-" else name, _read(name))
+            with _opened(name, limit=args.max_size) as read:
+                document = read_document("<stdin>" if name == "-" else name, read, limit=args.max_size)
             findings = [judge(entry, lane=lane) for entry in document.entries]
-        except (ToolTurnError, OSError, UnicodeDecodeError) as error:
+        except (ToolTurnError, OSError) as error:
             reason = _one_line(error, name)
+            print(f"otel-toolturn: {reason}", file=sys.stderr)
+            reports.append({"source": name, "outcome": "unreadable", "error": reason, "exit_code": EXIT_UNREADABLE})
+            worst = EXIT_UNREADABLE
+            continue
+        except RecursionError:
+            reason = f"{name}: nested too deeply to judge"
             print(f"otel-toolturn: {reason}", file=sys.stderr)
             reports.append({"source": name, "outcome": "unreadable", "error": reason, "exit_code": EXIT_UNREADABLE})
             worst = EXIT_UNREADABLE
@@ -380,9 +686,17 @@ def _check(args: argparse.Namespace) -> int:
             else:
                 print(render_text(finding), file=report)
         if args.fix is not None:
-            _write(args.fix, repaired_document(document, findings))
-            if not args.json:
-                print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
+            try:
+                _write(args.fix, document, findings)
+            except OSError as error:
+                print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
+                worst = EXIT_UNREADABLE
+            except RecursionError:
+                print(f"otel-toolturn: --fix {args.fix}: nested too deeply to write", file=sys.stderr)
+                worst = EXIT_UNREADABLE
+            else:
+                if not args.json:
+                    print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False), file=report)
     return worst
@@ -393,15 +707,42 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def _read(name: str) -> str:
-    return sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def _write(name: str, text: str) -> None:
+@contextlib.contextmanager
+def _opened(name: str, *, limit: int) -> Iterator[Read]:
+    """The bytes of ``name`` (``-`` is stdin): a regular file no larger than ``limit``, opened without blocking."""
     if name == "-":
-        sys.stdout.write(text)
-    else:
-        Path(name).write_text(text, encoding="utf-8")
+        if sys.stdin is None:
+            raise ToolTurnInputError("<stdin>: no standard input to read")
+        yield sys.stdin.buffer.read
+        return
+    descriptor = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens without a writer
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            kind = next((text for test, text in _KINDS if test(status.st_mode)), "not a file")
+            raise ToolTurnInputError(f"{name}: {kind}, not a regular file; check reads regular files and - (stdin)")
+        if status.st_size > limit:
+            raise ToolTurnInputError(_too_large(name, limit))
+        yield functools.partial(os.read, descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _write(target: str, document: Document, findings: Sequence[Finding]) -> None:
+    if target == "-":
+        write_repaired(document, findings, sys.stdout)
+        return
+    with open(target, "w", encoding="utf-8", errors="backslashreplace") as out:  # noqa: PTH123 - one text stream
+        write_repaired(document, findings, out)
 
 
 def _one_line(error: BaseException, name: str) -> str:
@@ -410,8 +751,6 @@ def _one_line(error: BaseException, name: str) -> str:
         return f"{name}: no such file"
     if isinstance(error, OSError):
         return f"{name}: cannot read ({error.strerror or error})"
-    if isinstance(error, UnicodeDecodeError):
-        return f"{name}: not UTF-8 text ({error.reason} at byte {error.start})"
     text = " ".join(str(error).split())
     return text if text.startswith(name) or name == "-" else f"{name}: {text}"
 

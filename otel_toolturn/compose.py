@@ -51,6 +51,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from types import MappingProxyType
 from typing import Final, Literal, cast, get_args
 
@@ -307,16 +308,15 @@ def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
     """The strip rule: drop ``FRAMEWORK_FIELDS`` from dict messages; never a message, never in place.
 
     A message without such a field is the same object in the output; nothing to strip ⇒ the same
-    list object. Typed SDK objects cannot carry unknown fields and pass through.
+    list object. Typed SDK objects cannot carry unknown fields and pass through. Only mappings are
+    read: any other item (a generator the SDK will list, a string) is passed on unread.
 
     >>> strip_framework_fields([{"role": "user", "content": "hi", "injectedBy": "memory"}])
     [{'role': 'user', 'content': 'hi'}]
     """
-    try:
-        if all(map(FRAMEWORK_FIELDS.isdisjoint, messages)):  # type: ignore[arg-type]
-            return messages
-    except TypeError:
-        pass
+    dicts = cast("Sequence[dict[str, object]]", messages)
+    if all(map(isinstance, messages, repeat(dict))) and all(map(FRAMEWORK_FIELDS.isdisjoint, dicts)):
+        return messages  # every item a dict, and none holds a framework field
     out: list[object] | None = None
     for index, message in enumerate(messages):
         if isinstance(message, Mapping) and not FRAMEWORK_FIELDS.isdisjoint(message.keys()):

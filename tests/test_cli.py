@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import itertools
 import json
+import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from otel_toolturn import Lane, validate
-from otel_toolturn.cli import EXIT_CODES, OUTCOMES, VERDICTS, Entry, detect_lane, main
+from otel_toolturn.cli import (
+    DEFAULT_MAX_SIZE,
+    EXIT_CODES,
+    OUTCOMES,
+    VERDICTS,
+    Entry,
+    detect_lane,
+    main,
+    parse_size,
+    read_document,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 Message = dict[str, object]
 
@@ -277,7 +296,7 @@ def test_a_body_is_chained_only_when_it_names_server_state(
 def test_stdin_and_lane_option(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """``-`` reads stdin; ``--lane`` (short alias) decides the lane instead of the shape."""
     plain = [USER, SAID]
-    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(plain)))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(plain).encode())))
     code, out, _ = run(capsys, "-", "--lane", "anthropic")
     assert code == 0
     assert "<stdin>: anthropic.messages" in out
@@ -366,6 +385,14 @@ UNREADABLE = [
         json.dumps([USER, {"role": "assistant", "content": [{"type": "tool_use", "name": "x"}]}]),
         "no-id.json",
     ),
+    ("no-messages.json", '[[1],[2],"x",null,5]', "no message in a list of 5 items"),
+    ("empty-list.json", "[]", "an empty list"),
+    ("empty-body.json", json.dumps({"model": "m", "messages": []}), "'messages': an empty list"),
+    ("no-contents.json", json.dumps({"contents": [1, "x"]}), "'contents': no message in a list of 2 items"),
+    ("nan.json", '[{"role": "user", "content": "hi", "temperature": NaN}]', "NaN is not JSON"),
+    ("infinity.jsonl", json.dumps([USER]) + '\n[{"role": "user", "x": -Infinity}]\n', "-Infinity is not JSON"),
+    ("huge-number.json", '[{"role": "user", "content": "hi", "x": 1e400}]', "1e400 is beyond a float's range"),
+    ("bomb.json", "[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
 ]
 
 
@@ -381,6 +408,7 @@ def test_unreadable_input_is_exit_3_with_one_line(
     assert out == ""
     assert err.count("\n") == 1
     assert reason in err
+    assert "internal error" not in err
     assert str(path) in err
 
 
@@ -391,6 +419,282 @@ def test_missing_file_and_worst_code_over_files(tmp_path: Path, capsys: pytest.C
     assert code == 3
     assert "absent.json: no such file" in err
     assert "verdict: clean" in out
+
+
+def test_a_fifo_without_a_writer_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO no one writes to is refused in one line, exit 3; it never blocks the command."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [sys.executable, "-m", "otel_toolturn.cli", "check", str(fifo)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=60,  # a safety net against a regression that blocks; the refusal takes no wait at all
+    )
+    assert done.returncode == 3
+    assert (
+        done.stderr == f"otel-toolturn: {fifo}: a FIFO, not a regular file; check reads regular files and - (stdin)\n"
+    )
+
+
+@pytest.mark.parametrize(("path", "kind"), [("/dev/zero", "a character device"), (".", "a directory")])
+def test_a_device_or_a_directory_is_refused_unread(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, path: str, kind: str
+) -> None:
+    """``/dev/zero`` or a directory is named for what it is and refused, exit 3, without a byte read."""
+    monkeypatch.setattr(os, "read", _no_read)
+    code, out, err = run(capsys, path)
+    assert (code, out) == (3, "")
+    assert err == f"otel-toolturn: {path}: {kind}, not a regular file; check reads regular files and - (stdin)\n"
+
+
+def _no_read(descriptor: int, size: int) -> bytes:
+    raise AssertionError(f"read {size} bytes of descriptor {descriptor}")
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file larger than the limit (a sparse 1 GiB, or 2 KiB over ``--max-size 1K``) is refused from its size."""
+    sparse = tmp_path / "sparse.json"
+    with sparse.open("wb") as handle:
+        handle.truncate(1 << 30)
+    small = write(tmp_path, "small.json", [USER, {"role": "user", "content": "x" * 2048}])
+    monkeypatch.setattr(os, "read", _no_read)
+    code, _, err = run(capsys, str(sparse))
+    assert code == 3
+    assert err == f"otel-toolturn: {sparse}: over the size limit of 64 MiB (raise it with --max-size)\n"
+    code, _, err = run(capsys, str(small), "--max-size", "1K")
+    assert code == 3
+    assert err == f"otel-toolturn: {small}: over the size limit of 1 KiB (raise it with --max-size)\n"
+    monkeypatch.undo()
+    assert run(capsys, str(small), "--max-size", "4K")[0] == 0
+
+
+def test_stdin_is_read_no_further_than_the_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard input longer than ``--max-size`` is refused after at most one byte past the limit."""
+    endless = io.BytesIO(b"[" + b" " * (8 << 20))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(endless))
+    code, _, err = run(capsys, "-", "--max-size", "1K")
+    assert code == 3
+    assert err == "otel-toolturn: <stdin>: over the size limit of 1 KiB (raise it with --max-size)\n"
+    assert endless.tell() <= 1025
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("500000", 500_000), ("512K", 512 << 10), ("64M", DEFAULT_MAX_SIZE), ("1g", 1 << 30), (" 2M ", 2 << 20)],
+)
+def test_max_size_reads_bytes_with_binary_multiples(text: str, size: int) -> None:
+    """``--max-size`` takes bytes, or K, M and G as 1024, 1024² and 1024³; the default is 64 MiB."""
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "12Q", "1.5M", "", "M"])
+def test_a_max_size_that_is_no_size_is_a_usage_error(capsys: pytest.CaptureFixture[str], text: str) -> None:
+    """A ``--max-size`` that is not a positive count of bytes is exit 3 with one line."""
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "x.json", "--max-size", text])
+    assert raised.value.code == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "is not a size" in err
+
+
+@pytest.mark.parametrize("target", ["folder", "missing/out.json"])
+def test_a_fix_target_that_cannot_be_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """``--fix`` into a directory or a missing folder: the report, then one line naming the target, exit 3."""
+    (tmp_path / "folder").mkdir()
+    source = write(tmp_path, "list.json", SAMPLES[1].messages)
+    code, out, err = run(capsys, str(source), "--fix", str(tmp_path / target))
+    reason = "Is a directory" if target == "folder" else "No such file or directory"
+    assert code == 3
+    assert "verdict: repaired without loss" in out
+    assert err == f"otel-toolturn: --fix {tmp_path / target}: cannot write ({reason})\n"
+
+
+def test_fix_never_writes_what_is_not_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``NaN`` read is refused (exit 3) and no ``--fix`` copy is written, so none can hold it."""
+    source = tmp_path / "nan.json"
+    source.write_text('{"model": "m", "temperature": NaN, "messages": [{"role": "user", "content": "hi"}]}')
+    out_path = tmp_path / "fixed.json"
+    code, _, err = run(capsys, str(source), "--fix", str(out_path))
+    assert code == 3
+    assert "NaN is not JSON" in err
+    assert not out_path.exists()
+
+
+def test_fix_writes_one_message_a_line_and_reads_back_equal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The JSON ``--fix`` copy puts each message of a body's list on its own line; it reads back as the view."""
+    body = body_of(SAMPLES[1])
+    out_path = tmp_path / "fixed.json"
+    run(capsys, str(write(tmp_path, "body.json", body)), "--fix", str(out_path))
+    lines = out_path.read_text().splitlines()
+    fixed = json.loads("\n".join(lines))
+    assert len(lines) == 2 + len(body) - 1 + 2 + len(fixed["messages"])
+    assert [json.loads(line.strip().rstrip(",")) for line in lines[5:-2]] == fixed["messages"]
+    assert validate(fixed["messages"], lane="anthropic.messages") == []
+
+
+def test_a_lone_surrogate_is_reported_and_written_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A lone surrogate read from JSON (in an id, in a text) is printed and written as its escape, never a crash."""
+    source = tmp_path / "surrogate.json"
+    source.write_text(
+        r'[{"role": "user", "content": "\ud800"},'
+        r' {"role": "assistant", "content": [{"type": "tool_use", "id": "t\udc00", "name": "f", "input": {}}]}]'
+    )
+    out_path = tmp_path / "fixed.json"
+    code, out, err = run(capsys, str(source), "--fix", str(out_path))
+    assert (code, err) == (1, "")
+    assert r"t\udc00" in out
+    fixed = json.loads(out_path.read_text(encoding="utf-8"))
+    assert fixed[0]["content"] == "\ud800"
+
+
+def _agent_session(path: Path, *, size: int) -> None:
+    """An Anthropic agent's transcript of about ``size`` bytes: a question, a text and a call, a 3-6 KB result."""
+    line = "def handler(request):  # reads the request, answers with the stored value\n"
+    messages: list[Message] = []
+    written = 0
+    number = 0
+    while written < size:
+        number += 1
+        turn: list[Message] = [
+            {"role": "user", "content": f"Step {number}: look at the next module and say what it does."},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading it."},
+                    {"type": "tool_use", "id": f"toolu_{number}", "name": "read", "input": {"path": f"m{number}.py"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{number}", "content": line * (40 + number % 40)}
+                ],
+            },
+        ]
+        messages.extend(turn)
+        written += len(json.dumps(turn))
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+MESSAGES = st.lists(st.fixed_dictionaries({"role": st.just("user"), "content": JSON_VALUES}), min_size=1, max_size=3)
+BODIES = st.fixed_dictionaries(
+    {"messages": MESSAGES}, optional={"model": st.text(max_size=4), "tools": JSON_VALUES, "x": JSON_VALUES}
+)
+
+
+def _dribble(data: bytes, pieces: list[int]) -> Callable[[int], bytes]:
+    """A byte source that hands ``data`` over in pieces of the given sizes, in turn."""
+    stream = io.BytesIO(data)
+    sizes = itertools.cycle(pieces)
+    return lambda size: stream.read(min(size, next(sizes)))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    values=st.lists(MESSAGES | BODIES, min_size=1, max_size=3),
+    indent=st.sampled_from([None, 0, 2]),
+    pieces=st.lists(st.integers(1, 7), min_size=1, max_size=5),
+)
+def test_reading_in_any_pieces_gives_what_json_reads(
+    values: list[object], indent: int | None, pieces: list[int]
+) -> None:
+    """However the bytes arrive (cut in numbers, escapes, UTF-8 characters), each value read is ``json.loads``'s."""
+    if len(values) == 1:
+        lines = [json.dumps(values[0], indent=indent, ensure_ascii=False)]
+    else:
+        lines = [json.dumps(value, ensure_ascii=False) for value in values]
+    document = read_document("t", _dribble("\n".join(lines).encode(), pieces))
+    read = [entry.body if entry.body is not None else entry.messages for entry in document.entries]
+    assert read == [json.loads(line) for line in lines]
+    assert document.format == ("json" if len(values) == 1 else "jsonl")
+
+
+JSONISH = st.text(alphabet='[]{}",:-+.0123456789eEtrufalsnNIy \n\\\u00e9\U0001f600', max_size=40)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.binary(max_size=40)
+    | JSONISH.map(str.encode)
+    | JSON_VALUES.map(lambda v: json.dumps(v).encode())
+    | MESSAGES.map(lambda m: json.dumps(m)[:-1].encode())
+)
+def test_check_on_any_bytes_is_one_line_or_a_verdict_on_messages(data: bytes) -> None:
+    """Any bytes: exit 3 with one line, or a verdict on messages and a strict JSON copy; never an internal error."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "any.json"
+        path.write_bytes(data)
+        fixed = Path(folder) / "fixed.json"
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["check", str(path), "--fix", str(fixed)])
+        copy = fixed.read_text(encoding="utf-8") if code != 3 else ""
+    assert "internal error" not in err.getvalue()
+    if code == 3:
+        assert err.getvalue().count("\n") == 1
+        return
+    assert code in {0, 1, 2}
+    assert err.getvalue() == ""
+    try:
+        values = [json.loads(copy, parse_constant=_not_json)]
+    except json.JSONDecodeError:
+        values = [json.loads(line, parse_constant=_not_json) for line in copy.splitlines()]
+    assert all(_holds_a_message(value) for value in values)
+
+
+def _not_json(name: str) -> object:
+    raise AssertionError(f"{name} written")
+
+
+def _holds_a_message(value: object) -> bool:
+    """Whether a transcript (a list, or a body's ``input``/``messages``/``contents``) holds a message."""
+    if isinstance(value, dict):
+        value = next(value[key] for key in ("input", "messages", "contents") if key in value)
+    return isinstance(value, str) or (
+        isinstance(value, list) and any(isinstance(i, dict) and {"role", "type", "parts"} & i.keys() for i in value)
+    )
+
+
+def test_memory_stays_within_twice_the_file(tmp_path: Path) -> None:
+    """On a 24 MB agent transcript, ``check`` and ``check --fix`` grow by at most twice the file's size."""
+    source = tmp_path / "session.json"
+    _agent_session(source, size=24_000_000)
+    baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
+    size = source.stat().st_size
+    for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
+        grown = _peak_rss("check", str(source), *extra) - baseline
+        assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
+
+
+_PEAK = """\
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _peak_rss(*argv: str) -> int:
+    """The peak resident memory, in bytes, of one ``otel-toolturn`` run, which must exit 0."""
+    command = [sys.executable, "-c", _PEAK, sys.executable, "-m", "otel_toolturn.cli", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT, timeout=600)
+    code, peak = map(int, done.stdout.split())
+    assert code == 0, done.stderr
+    return peak * (1 if sys.platform == "darwin" else 1024)
 
 
 def test_usage_errors_are_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

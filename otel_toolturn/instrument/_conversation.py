@@ -23,8 +23,9 @@ Which conversation a request belongs to:
 
 What a branch keeps: the digest of the request's *head* (the top-level pieces a provider reads
 ahead of the messages: Anthropic ``system`` and ``tools``, Chat ``tools``, Responses
-``instructions`` and ``tools``), the digests of the caller's transcript and of the law's view (with
-framework fields stripped: what repair mode sends), the position of the last message the model
+``instructions`` and ``tools``, google-genai ``config.system_instruction`` and ``config.tools``),
+the digests of the caller's transcript and of the law's view (with framework fields stripped: what
+repair mode sends), the position of the last message the model
 produced in each (``compose.is_model_output``), and the keys of the repairs already reported (at
 most ``MAX_REPORTED``; past that, only the latest request's).
 

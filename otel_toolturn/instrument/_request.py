@@ -6,8 +6,10 @@ in order, each on the call's input as it stands at this call (nothing remembered
 
 1. **materialise** (``materialise``, called by the patch first, when the call runs): a value the
    SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``;
-   google-genai ``contents``: a string, a part, a content or a list of parts, through the SDK's own
-   normaliser, ``gemini_contents``) is read once, the same way, and the list sent on; a transcript
+   a one-shot field of a transcript's item the law reads, ``ITEM_LISTINGS``; google-genai
+   ``contents``: a string, a part, a content or a list of parts, through the SDK's own
+   normaliser, ``gemini_contents``) is read once, the same way, and the list sent on; any other
+   value is passed on unread (an item that is a generator reaches the SDK as it was); a transcript
    the law cannot read as the SDK would send it (a dict outside google-genai, ``None``, a number,
    a string outside Responses and google-genai, a generator where the SDK takes only a list) and
    an iteration that raises make the call go out exactly as the caller wrote it, unrecorded, so
@@ -42,6 +44,7 @@ from collections import UserString
 from collections.abc import Iterable, Iterator, Mapping, MappingView, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Final, Literal, cast
 
 from otel_toolturn import _law, compose
@@ -193,13 +196,81 @@ def _replay(items: list[object], error: Exception) -> Iterator[object]:
     raise error
 
 
-def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
-    """``kwargs`` with every value the SDK would list (``LISTINGS``) read once into a list, as the SDK would.
+def _read_once(value: Iterable[object]) -> tuple[list[object] | Iterator[object], bool]:
+    """``value``'s items in a list, and ``True``; an iteration that raises: its replay (``_replay``), and ``False``."""
+    items: list[object] = []
+    try:
+        for item in value:
+            items.append(item)  # noqa: PERF402 - keeps what was read when the iteration raises
+    except Exception as error:  # noqa: BLE001 - the caller's error, handed to the SDK to raise
+        return _replay(items, error), False
+    return items, True
 
-    The caller's dict and objects are never mutated; nothing to list gives back ``kwargs`` itself.
-    An iteration that raises leaves a replay of it in place (what was read, then the same error)
-    and ``readable=False``, so the SDK meets the caller's error as it would without
-    instrumentation. A transcript the law cannot read (``law_reads``) is ``readable=False`` too.
+
+ITEM_LISTINGS: Final[Mapping[Lane, tuple[str, ...]]] = {
+    "anthropic.messages": ("content",),
+    "openai.chat_completions": ("content", "tool_calls"),
+    "openai.responses": ("output",),
+    "gemini.generate_content": (),
+}
+"""Per lane, the fields of the transcript's dict items that the law reads and the SDK lists when one holds a
+one-shot iterable: the anthropic SDK lists every iterator it serialises, the openai SDK every field its types
+declare ``Iterable`` (these among them). google-genai has read ``contents`` into its own types before the
+request hook runs."""
+
+_NEVER_ONE_SHOT: Final = frozenset({str, list, tuple, dict, type(None), bool, int, float})
+
+
+def _one_shot(value: object) -> bool:
+    """An iterable that reading consumes: an iterator (a generator, ``map``, ``iter(...)``), never a file."""
+    return type(value) not in _NEVER_ONE_SHOT and isinstance(value, Iterator) and not isinstance(value, io.IOBase)
+
+
+def _field_types(items: Sequence[object], fields: tuple[str, ...]) -> set[type]:
+    """The types of the values of ``fields`` in the dict items (``NoneType`` for a field left out)."""
+    dicts = cast("Sequence[dict[str, object]]", items)
+    try:
+        return {kind for name in fields for kind in set(map(type, map(dict.get, dicts, repeat(name))))}
+    except TypeError:  # an item that is no dict: only the dict items are read
+        return _field_types(list(compress(dicts, map(isinstance, items, repeat(dict)))), fields)
+
+
+def _items_listed(items: Sequence[object], fields: tuple[str, ...]) -> tuple[Sequence[object], bool]:
+    """``items`` with each one-shot value of a dict item's ``fields`` read once into a list, and whether all read.
+
+    Nothing to read gives back ``items`` itself; an item read is a new dict in a new list (the
+    caller's are never mutated). An iteration that raises leaves its replay in place, the items
+    after it untouched, and ``False``.
+    """
+    if _field_types(items, fields) <= _NEVER_ONE_SHOT:
+        return items, True
+    out = list(items)
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        read: dict[str, object] = {}
+        for name in fields:
+            value = item.get(name)
+            if _one_shot(value):
+                read[name], complete = _read_once(cast("Iterator[object]", value))
+                if not complete:
+                    out[index] = {**item, **read}
+                    return out, False
+        if read:
+            out[index] = {**item, **read}
+    return out, True
+
+
+def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
+    """``kwargs`` with every one-shot value the SDK would list read once into a list, as the SDK would.
+
+    Read: the parameters of ``LISTINGS``, then the fields of the transcript's items named in
+    ``ITEM_LISTINGS``; the law reads those lists and the SDK sends them. Any other item or value
+    is passed on unread. The caller's dict and objects are never mutated; nothing to list gives
+    back ``kwargs`` itself. An iteration that raises leaves a replay of it in place (what was
+    read, then the same error) and ``readable=False``, so the SDK meets the caller's error as it
+    would without instrumentation. A transcript the law cannot read (``law_reads``) is
+    ``readable=False`` too.
     """
     if lane == "gemini.generate_content":
         return _materialise_gemini(kwargs)
@@ -208,16 +279,19 @@ def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
         value = kwargs.get(key)
         if not sdk_lists(value, listing):
             continue
-        items: list[object] = []
-        try:
-            for item in cast("Iterable[object]", value):
-                items.append(item)  # noqa: PERF402 - keeps what was read when the iteration raises
-        except Exception as error:  # noqa: BLE001 - the caller's error, handed to the SDK to raise
-            return Materialised(kwargs={**out, key: _replay(items, error)}, readable=False)
-        if out is kwargs:
-            out = dict(kwargs)
-        out[key] = items
-    return Materialised(kwargs=out, readable=_readable(out.get(MESSAGES_KEY[lane]), lane))
+        sent, complete = _read_once(cast("Iterable[object]", value))
+        out = {**out, key: sent}
+        if not complete:
+            return Materialised(kwargs=out, readable=False)
+    key = MESSAGES_KEY[lane]
+    transcript = out.get(key)
+    if isinstance(transcript, (list, tuple)):
+        listed, complete = _items_listed(transcript, ITEM_LISTINGS[lane])
+        if listed is not transcript:
+            out = {**out, key: listed}
+        if not complete:
+            return Materialised(kwargs=out, readable=False)
+    return Materialised(kwargs=out, readable=_readable(out.get(key), lane))
 
 
 def _materialise_gemini(kwargs: dict[str, object]) -> Materialised:

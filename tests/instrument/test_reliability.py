@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+import anthropic
 import httpx2
 import pytest
 from opentelemetry.context import Context
@@ -19,6 +20,7 @@ from opentelemetry.trace import StatusCode
 
 from otel_toolturn import Lane
 from otel_toolturn.instrument import names
+from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import KEY, MODEL, Wire
 from tests.transcripts import A, R, U, build, c
@@ -336,6 +338,131 @@ def test_a_generator_transcript_is_read_once_and_repaired(instrument: Instrument
     assert reads == [1]
     assert otel.total(names.REPAIRS.name) >= 1
     assert wire.body()[KEYS[lane]] != json.loads(json.dumps(_broken(lane)))
+
+
+def test_a_generator_message_reaches_the_simulator_as_the_bare_sdk_sends_it(
+    sim: Simulator, instrument: Instrument
+) -> None:
+    """A message that is a generator is sent as its items, by the instrumented SDK as by the bare one."""
+
+    def messages() -> Any:
+        return [{"role": "user", "content": "hi"}, (letter for letter in "ab")]
+
+    def sent() -> object:
+        client = anthropic.Anthropic(base_url=sim.base_url, api_key=KEY, max_retries=0)
+        with client, contextlib.suppress(anthropic.BadRequestError):
+            client.messages.create(model=MODEL, max_tokens=16, messages=messages())
+        body = sim.requests[-1].body
+        assert isinstance(body, dict)
+        return body["messages"]
+
+    bare = sent()
+    instrument()
+    assert sent() == bare == [{"role": "user", "content": "hi"}, ["a", "b"]]
+
+
+class _Counted:
+    """A one-shot iterable that counts how often it is read."""
+
+    def __init__(self, *items: object) -> None:
+        self.items = items
+        self.reads = 0
+
+    def __iter__(self) -> Iterator[object]:
+        self.reads += 1
+        yield from self.items
+
+
+def _call(call_id: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def _tool_use(call_id: str) -> dict[str, object]:
+    return {"type": "tool_use", "id": call_id, "name": "f", "input": {}}
+
+
+ONE_SHOT_FIELDS: Final[dict[str, tuple[Lane, Callable[[Callable[..., object]], list[object]]]]] = {
+    "anthropic-result-in-content": (
+        "anthropic.messages",
+        lambda g: [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [_tool_use("t1")]},
+            {"role": "user", "content": g({"type": "tool_result", "tool_use_id": "t1", "content": "r"})},
+        ],
+    ),
+    "anthropic-call-in-content": (
+        "anthropic.messages",
+        lambda g: [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": g(_tool_use("t1"), _tool_use("t2"))},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]},
+            {"role": "user", "content": "next"},
+        ],
+    ),
+    "chat-tool-calls": (
+        "openai.chat_completions",
+        lambda g: [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": g(_call("c1"), _call("c2"))},
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "user", "content": "next"},
+        ],
+    ),
+    "chat-result-content": (
+        "openai.chat_completions",
+        lambda g: [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": g({"type": "text", "text": "r"})},
+            {"role": "tool", "tool_call_id": "c1", "content": "again"},
+        ],
+    ),
+    "responses-output": (
+        "openai.responses",
+        lambda g: [
+            {"role": "user", "content": "go"},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": g({"type": "input_text", "text": "r"})},
+            {"type": "function_call_output", "call_id": "c1", "output": "again"},
+        ],
+    ),
+}
+"""Per lane, a transcript whose item holds a field the law reads as a one-shot iterable the SDK lists."""
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("case", list(ONE_SHOT_FIELDS))
+def test_a_one_shot_field_is_read_once_and_sent_as_its_list(instrument: Instrument, case: str, is_async: bool) -> None:
+    """A field the SDK lists, given as a generator: read once, judged and sent exactly as the same list would be."""
+    lane, make = ONE_SHOT_FIELDS[case]
+    instrument()
+    as_list = _outcome(lane, lambda _lane: make(lambda *items: list(items)), is_async=is_async)
+    counted: list[_Counted] = []
+
+    def one_shot(*items: object) -> Iterator[object]:
+        counted.append(_Counted(*items))
+        return iter(counted[-1])
+
+    assert _outcome(lane, lambda _lane: make(one_shot), is_async=is_async) == as_list
+    assert as_list[0] == "sent"
+    assert [c.reads for c in counted] == [1]
+
+
+@pytest.mark.parametrize("case", list(ONE_SHOT_FIELDS))
+def test_a_one_shot_field_that_raises_meets_the_sdks_own_error_unrecorded(instrument: Instrument, case: str) -> None:
+    """A field's generator failing part-way: the caller meets the SDK's own outcome, and nothing is recorded."""
+    lane, make = ONE_SHOT_FIELDS[case]
+
+    def raising(*items: object) -> Iterator[object]:
+        yield from items
+        raise _PartwayError("the caller's content failed")
+
+    bare = _outcome(lane, lambda _lane: make(raising), is_async=False)
+    otel = instrument()
+    assert _outcome(lane, lambda _lane: make(raising), is_async=False) == bare
+    assert bare[:2] == ("raised", "_PartwayError")
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
 
 
 def test_a_transcript_the_law_refuses_leaves_no_content_in_the_debug_log(
