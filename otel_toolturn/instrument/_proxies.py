@@ -178,9 +178,9 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         return _ClosingResponse(self.__wrapped__.response, self._self_record)
 
     def __aiter__(self) -> AsyncIterator[object]:
-        return self._self_events()
+        return self._self_async_events()
 
-    async def _self_events(self) -> AsyncIterator[object]:
+    async def _self_async_events(self) -> AsyncIterator[object]:
         """What ``async for`` reads: the SDK's own iteration, each event fed on the way (as ``StreamProxy``)."""
         record = self._self_record
         try:

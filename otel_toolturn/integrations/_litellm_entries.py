@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from types import CoroutineType, TracebackType
+from types import CoroutineType
 from typing import Any, Final, cast
 
 import wrapt
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._patches import STATE
-from otel_toolturn.instrument._proxies import _finalize, _read_failed
+from otel_toolturn.instrument._proxies import AsyncStreamProxy, StreamProxy, _finalize
 from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.integrations._litellm_calls import SCOPE, CallScope, OpenCalls
 
@@ -65,18 +65,19 @@ ENTRIES: Final[tuple[Entry, ...]] = (
 """Every wrapped entry point (``litellm.anthropic.messages`` is ``litellm.anthropic_interface.messages``)."""
 
 
-class LiteLLMStream(wrapt.ObjectProxy[Any]):
-    """A stream LiteLLM handed back, watched: its call's record ends once, when the stream ends.
+class LiteLLMStream(StreamProxy, AsyncStreamProxy):
+    """A stream LiteLLM handed back, watched as an SDK stream is: its call's record ends once, when the stream ends.
 
     Ends on the first of: exhaustion, an exception from LiteLLM's iteration (the provider's end;
     a ``BaseException`` that is not an ``Exception`` is the caller's stop), ``close()``,
     ``aclose()``, context exit, or the proxy being collected (the caller's stop). With ``observed``,
     each event is fed to the record's observer on its way to the caller. LiteLLM's streams are
-    their own iterators, and so is this proxy.
+    their own iterators, sync or async, and so is this proxy: ``__next__``, ``__anext__`` and the
+    context methods are the SDK stream proxies' own.
     """
 
     def __init__(self, wrapped: object, record: CallRecord, *, observed: bool) -> None:
-        super().__init__(wrapped)
+        wrapt.ObjectProxy.__init__(self, wrapped)
         self._self_record = record
         if observed:
             record.start_stream()
@@ -85,68 +86,15 @@ class LiteLLMStream(wrapt.ObjectProxy[Any]):
     def __iter__(self) -> Iterator[object]:
         return self
 
-    def __next__(self) -> object:
-        record = self._self_record
-        try:
-            event = self.__wrapped__.__next__()
-        except StopIteration:
-            record.finish()
-            raise
-        except BaseException as exc:
-            _read_failed(record, exc)
-            raise
-        record.feed(event)
-        return event
-
     def __aiter__(self) -> AsyncIterator[object]:
         return self
 
-    async def __anext__(self) -> object:
-        record = self._self_record
-        try:
-            event = await self.__wrapped__.__anext__()
-        except StopAsyncIteration:
-            record.finish()
-            raise
-        except BaseException as exc:
-            _read_failed(record, exc)
-            raise
-        record.feed(event)
-        return event
-
-    def close(self) -> object:
-        try:
-            return self.__wrapped__.close()
-        finally:
-            self._self_record.finish(caller_closed=True)
+    def close(self) -> object:  # type: ignore[override]  # LiteLLM's streams close synchronously, as StreamProxy
+        return StreamProxy.close(self)
 
     async def aclose(self) -> object:
         try:
             return await self.__wrapped__.aclose()
-        finally:
-            self._self_record.finish(caller_closed=True)
-
-    def __enter__(self) -> LiteLLMStream:
-        self.__wrapped__.__enter__()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        try:
-            return cast("bool | None", self.__wrapped__.__exit__(exc_type, exc, tb))
-        finally:
-            self._self_record.finish(caller_closed=True)
-
-    async def __aenter__(self) -> LiteLLMStream:
-        await self.__wrapped__.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        try:
-            return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
         finally:
             self._self_record.finish(caller_closed=True)
 
