@@ -18,7 +18,8 @@ size is checked before it is read, stdin is read no further than the limit). The
 JSON: ``NaN``, ``Infinity`` and numbers beyond a float's range are refused, and the ``--fix`` copy
 is strict JSON too, one message a line. A byte-order mark is skipped. The top-level value and
 each list right inside a top-level object are read member by member, so the text is never held
-whole beside the values read from it.
+whole beside the values read from it, and a string of up to 32 characters is held once however often it
+is read.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
@@ -136,8 +137,16 @@ _UNITS: Final[Mapping[str, int]] = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 <<
 _MESSAGE_KEYS: Final = ("role", "type", "parts")
 
 
+_SHARED_UP_TO: Final = 32
+"""Strings no longer than this are held once however often they are read (roles, types, ids, short words)."""
+
+
 def _interned(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    return {sys.intern(key): value for key, value in pairs}  # one string per key name, as one whole decode has
+    """An object's members with one string per key name, and one per short string value."""
+    return {
+        sys.intern(key): sys.intern(value) if type(value) is str and len(value) <= _SHARED_UP_TO else value
+        for key, value in pairs
+    }
 
 
 def _no_constant(name: str) -> object:

@@ -624,6 +624,20 @@ def test_reading_in_any_pieces_gives_what_json_reads(
     assert document.format == ("json" if len(values) == 1 else "jsonl")
 
 
+def test_a_short_string_read_twice_is_held_once() -> None:
+    """Roles, types and other short strings repeated across messages are one object each; long ones are not shared."""
+    long_text = "x" * 40
+    messages = [{"role": "user", "content": "two words"}, {"role": "user", "content": "two words"}] * 2
+    messages += [{"role": "user", "content": long_text}] * 2
+    document = read_document("t", io.BytesIO(json.dumps(messages).encode()).read)
+    read = document.entries[0].messages
+    assert isinstance(read, list)
+    assert read == messages
+    assert len({id(m["role"]) for m in read}) == 1
+    assert len({id(m["content"]) for m in read[:4]}) == 1
+    assert read[4]["content"] is not read[5]["content"]
+
+
 JSONISH = st.text(alphabet='[]{}",:-+.0123456789eEtrufalsnNIy \n\\\u00e9\U0001f600', max_size=40)
 
 
