@@ -51,9 +51,15 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from itertools import repeat
 from types import MappingProxyType
 from typing import Final, Literal, cast, get_args
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - the standard encoder writes the canonical form instead
+    orjson = None  # type: ignore[assignment]
 
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
 from otel_toolturn._view import Turn, field
@@ -329,10 +335,12 @@ def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
 
 
 def _jsonable(value: object) -> object:
-    """``value`` as JSON data: SDK objects through ``model_dump``, a function by its qualified name, else ``str``."""
+    """``value`` as JSON: an SDK object's ``model_dump``, an enum's value, a function's qualified name, else ``str``."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", exclude_unset=True)
+    if isinstance(value, Enum):
+        return value.value
     qualname = getattr(value, "__qualname__", None)
     if callable(value) and isinstance(qualname, str):
         return f"{getattr(value, '__module__', '')}.{qualname}"
@@ -340,22 +348,38 @@ def _jsonable(value: object) -> object:
 
 
 _CANONICAL: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
-"""The canonical JSON every fingerprint is taken of: keys sorted, no spaces, text as it is."""
+"""The canonical form without ``orjson`` (see ``canonical_json``)."""
+
+_ORJSON_OPTIONS: Final = (
+    0 if orjson is None else orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
 
 
-def _canonical(value: object) -> str:
-    """``value``'s canonical JSON text (``_CANONICAL.encode``)."""
-    return _CANONICAL.encode(value)
+def canonical_json(value: object) -> bytes:
+    """``value``'s canonical JSON, the bytes every fingerprint is taken of: keys sorted, no spaces, text as it is.
+
+    Written by ``orjson`` where it is installed (a dependency on CPython), else by the standard
+    encoder; both give the same bytes for every JSON value but a float of magnitude below 1e-4,
+    which ``orjson`` writes without an exponent. A value ``orjson`` cannot write (a non-string
+    key, an integer beyond 64 bits, a lone surrogate, nesting past 254 levels) is written by the
+    standard encoder, so the same value always gives the same bytes in one installation.
+    """
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, default=_jsonable, option=_ORJSON_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
+    return _CANONICAL.encode(value).encode("utf-8", "surrogatepass")
 
 
 def fingerprint(value: object) -> str:
     """A short stable digest of a JSON-shaped value: the same value gives the same text in every process."""
-    return hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()[:FINGERPRINT_LENGTH]
+    return hashlib.sha256(canonical_json(value)).hexdigest()[:FINGERPRINT_LENGTH]
 
 
 def message_digest(message: object) -> bytes:
     """A message's digest (16 bytes of the SHA-256 of its canonical JSON), the unit of ``prefix_fingerprint``."""
-    return hashlib.sha256(_canonical(message).encode("utf-8")).digest()[:16]
+    return hashlib.sha256(canonical_json(message)).digest()[:16]
 
 
 def prefix_fingerprint(digests: Sequence[bytes]) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import datetime
 import subprocess
 import sys
 from collections.abc import Callable
+from enum import Enum
 from typing import cast
 
 import pytest
@@ -156,6 +158,40 @@ def test_fingerprint_is_short_and_tells_pieces_apart() -> None:
     assert int(a, 16) >= 0
     assert fingerprint({"y": [1, 2], "x": 1}) == a
     assert fingerprint({"x": 2, "y": [1, 2]}) != a
+
+
+def _standard(value: object) -> bytes:
+    """The canonical bytes as the standard encoder writes them (what an installation without orjson sends)."""
+    return compose._CANONICAL.encode(value).encode("utf-8", "surrogatepass")
+
+
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x == 0 or abs(x) >= 1e-4)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | _FLOATS | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500)
+@given(value=_JSON)
+def test_the_canonical_bytes_are_the_standard_encoders_for_every_json_value(value: object) -> None:
+    """With or without orjson, a JSON value (floats of magnitude 1e-4 and up) gives the same canonical bytes."""
+    assert compose.canonical_json(value) == _standard(value)
+
+
+class _Colour(Enum):
+    RED = "red"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{1: "a"}, [2**70], "\ud800", _Colour.RED, {"when": datetime.date(2026, 1, 2)}, {"z": 1, "a": _Colour.RED}],
+    ids=["int key", "big int", "lone surrogate", "enum", "date", "nested enum"],
+)
+def test_a_value_orjson_writes_otherwise_gets_the_standard_encoders_bytes(value: object) -> None:
+    """Values orjson refuses, and enums and dates it would write its own way, get the standard encoder's bytes."""
+    assert compose.canonical_json(value) == _standard(value)
 
 
 def test_fingerprint_is_the_same_in_every_process() -> None:
