@@ -407,14 +407,17 @@ def _send_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> object:
-        """The SDK sends one HTTP request: the pending call is recorded (on its first send) and its span current."""
+        """The SDK sends one HTTP request: the call's record made, its span current; the request recorded after it."""
         del instance
         call = _pending_of(target.provider)
         record = call.sent() if call is not None else None
-        if record is None:
+        if call is None or record is None:
             return wrapped(*args, **kwargs)
         with record.current():
-            return wrapped(*args, **kwargs)
+            try:
+                return wrapped(*args, **kwargs)
+            finally:
+                call.handed_over()
 
     return wrapper
 
@@ -427,7 +430,10 @@ async def _send_async(
     if record is None:
         return await wrapped(*args, **kwargs)
     with record.current():
-        return await wrapped(*args, **kwargs)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            call.handed_over()
 
 
 def _async_send_wrapper(target: Target) -> Callable[..., object]:

@@ -4,10 +4,12 @@ Role: the seam between the request hook's decision and the recording. A patched 
 once what it sends (``_request.decide_request``: the law runs before the SDK call, since it
 decides the request), then runs the SDK with its ``PendingCall`` current (``sending``). Nothing
 is recorded until the SDK sends: the send hook (``_patches``) calls ``sent``, which the first
-time makes the call's ``CallRecord`` in the context the call was made in, records the request
-(``_request.record_sent``: the receipt and the conversation's findings; then the counts and
-events) and gives the record, whose span is then current for that send. Every later send of the
-same call (the SDK's own retries) gets the same record.
+time makes the call's ``CallRecord`` in the context the call was made in and gives it; its span is
+then current for that send. Every later send of the same call (the SDK's own retries) gets the
+same record. Once that first send has returned or raised (the transport has the request), the
+send hook calls ``handed_over``, which records the request (``_request.record_sent``: the receipt
+and the conversation's findings; then the counts and events): their digests serve telemetry only
+and never delay the request.
 
 So a call the SDK refuses before any HTTP request goes out (its own check of the arguments, a
 body it cannot encode, a middleware's answer without a request) and a manager never entered
@@ -68,6 +70,7 @@ class PendingCall:
         "_caller_kwargs",
         "_context",
         "_decided",
+        "_handed_over",
         "_sdk_span",
         "_sent",
         "_server_address",
@@ -102,6 +105,7 @@ class PendingCall:
         self._started_ns = time.time_ns()
         self._sdk_span: Span | None = None
         self._sent = False
+        self._handed_over = False
         self.record: CallRecord | None = None
         """The call's record once the SDK has sent it (``None``: not sent, or its telemetry failed)."""
 
@@ -145,6 +149,19 @@ class PendingCall:
         finally:
             context_api.detach(token)
         self.record = record
+        return record
+
+    def handed_over(self) -> None:
+        """The SDK's first send of this call has returned or raised: the request is recorded, once.
+
+        The receipt's digests and the conversation's findings serve telemetry only, so they are
+        computed here, after the transport has the request, never between the call and the send.
+        """
+        record = self.record
+        if record is None or self._handed_over:
+            return
+        self._handed_over = True
+        telemetry = self.telemetry
         prepared = record_sent(
             self._decided, self._caller_kwargs, lane=self.lane, options=telemetry.options, receipt=record.recording
         )
@@ -152,7 +169,6 @@ class PendingCall:
             record.request(prepared)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("request", exc)
-        return record
 
     def keep_sdk_span(self, span: Span) -> Span:
         """The SDK started its own call span for this call: the span the SDK should use (see the module docstring)."""
@@ -168,12 +184,14 @@ class PendingCall:
 
     def failed(self, error: BaseException) -> None:
         """The SDK raised ``error``: a call it sent ends its record with it; a call never sent records nothing."""
+        self.handed_over()
         record = self.record
         if record is not None:
             record.finish(error)
 
     def finish(self) -> None:
         """The call is over (a manager's exit: the caller's stop): its record, if it was sent, ends."""
+        self.handed_over()
         record = self.record
         if record is not None:
             record.finish(caller_closed=True)

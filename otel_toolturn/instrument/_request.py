@@ -29,8 +29,9 @@ in order, each on the call's input as it stands at this call (nothing remembered
    changes the decision: it is handed to the recording half to count.
 
 ``decide_request`` runs stages 2 to 4, before the SDK call (they decide what is sent);
-``record_sent`` runs stage 5 once the SDK sends, so a call the SDK refuses before sending leaves
-no trace in the conversation state; ``prepare_request`` runs both at once. A failure in stages 2
+``record_sent`` runs stage 5 once the SDK's first send has returned (the transport has the
+request, so the digests never delay it), and a call the SDK refuses before sending leaves no
+trace in the conversation state; ``prepare_request`` runs both at once. A failure in stages 2
 to 4 (the law refusing its input) raises to the caller, which proceeds uninstrumented.
 """
 

@@ -135,3 +135,27 @@ def test_the_digests_of_a_derived_view_are_each_messages_own(digested: list[obje
     view = [caller[0], caller[2], {"role": "tool", "content": "made"}, *caller[3:], {"role": "user", "content": "x"}]
     assert cache.digests(view, source=caller) == [compose.message_digest(m) for m in view]
     assert cache.digests(caller) == [compose.message_digest(m) for m in caller]
+
+
+@pytest.mark.parametrize("lane", ["anthropic.messages", "openai.chat_completions"])
+def test_the_digests_are_taken_after_the_transport_has_the_request(
+    instrument: Instrument, monkeypatch: pytest.MonkeyPatch, lane: str
+) -> None:
+    """No message is digested between the caller's call and the send: the transport has the request first."""
+    instrument()
+    order: list[str] = []
+
+    def digest(message: object) -> bytes:
+        order.append("digest")
+        return compose.message_digest(message)
+
+    monkeypatch.setattr(_digests, "message_digest", digest)
+    wire = Wire()
+    send = wire.handle
+    wire.handle = lambda request: (order.append("sent"), send(request))[1]  # type: ignore[method-assign]
+    messages = [_message(n) for n in range(1, 8)]
+    if lane == "anthropic.messages":
+        wire.anthropic().messages.create(model=MODEL, max_tokens=8, messages=messages)
+    else:
+        wire.openai().chat.completions.create(model=MODEL, messages=messages)
+    assert order == ["sent"] + ["digest"] * len(messages)
