@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx2
 import pytest
 
 from otel_toolturn import _law, compose
@@ -152,7 +153,12 @@ def test_the_digests_are_taken_after_the_transport_has_the_request(
     monkeypatch.setattr(_digests, "message_digest", digest)
     wire = Wire()
     send = wire.handle
-    wire.handle = lambda request: (order.append("sent"), send(request))[1]  # type: ignore[method-assign]
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        order.append("sent")
+        return send(request)
+
+    wire.handle = handle  # type: ignore[method-assign]
     messages = [_message(n) for n in range(1, 8)]
     if lane == "anthropic.messages":
         wire.anthropic().messages.create(model=MODEL, max_tokens=8, messages=messages)
