@@ -649,16 +649,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _demo(telemetry: Telemetry | None) -> int:
-    """Run the demo, or say in one line which SDK it needs."""
-    try:
-        from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs; check does not
-    except ModuleNotFoundError as missing:
-        print(
-            f"otel-toolturn: the demo needs the {missing.name} SDK: "
-            "pip install 'otel-toolturn[openai,anthropic,gemini]'",
-            file=sys.stderr,
-        )
-        return EXIT_UNREADABLE
+    """Run the demo: the stories of every installed SDK (see ``otel_toolturn.demo``)."""
+    from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs and the OTel SDK; check does not
+
     return run_demo(telemetry=telemetry)
 
 

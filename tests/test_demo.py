@@ -12,7 +12,7 @@ import pytest
 
 from otel_toolturn import REPAIR_FORMS
 from otel_toolturn.cli import Telemetry
-from otel_toolturn.demo import REPAIR_WORDS, STORIES, resolve_telemetry
+from otel_toolturn.demo import REPAIR_WORDS, installed, resolve_telemetry
 
 WITH_MARKER = "With otel_toolturn.init():"
 PROVIDER_WORDS = {
@@ -26,6 +26,7 @@ PROVIDER_WORDS = {
     "Please ensure that the number of function response parts is equal to the number of function call parts": 1,
 }
 """The provider's words each refusal before ``init`` shows, and how many stories end in them."""
+STORIES = [story for sdk in installed()[0] for story in sdk.stories]
 PREFIX_STORY = "a preserved-thinking model: a tool's result arrives after the model answered"
 CACHED = re.compile(r"(\d+) of (\d+) prompt tokens read from cache")
 REPAIRS_SHOWN = (
@@ -84,7 +85,7 @@ def _story(text: str, title: str) -> list[str]:
 def test_the_moved_up_result_is_refused_by_the_prefix_check(demo_run: subprocess.CompletedProcess[str]) -> None:
     """Before ``init``: the closed call is served, and moving the late result up in place of the close is refused."""
     before, _ = demo_run.stdout.split(WITH_MARKER)
-    closed, moved = (line for line in _story(before, PREFIX_STORY) if "earlier rule:" in line)
+    closed, moved = (line for line in _story(before, PREFIX_STORY) if "move-up rule:" in line)
     assert " 200 ok " in closed
     assert " 400 refused " in moved
     assert "Invalid `signature` in `thinking` block" in moved
@@ -124,3 +125,55 @@ def test_telemetry_destination(choice: Telemetry | None, environ: dict[str, str]
 def test_every_repair_form_has_words() -> None:
     """The demo explains every repair form, and only those."""
     assert set(REPAIR_WORDS) == set(REPAIR_FORMS)
+
+
+_WITHOUT = """\
+import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None  # the SDK is not installed: importing it raises ImportError
+from otel_toolturn.cli import main
+raise SystemExit(main(["demo", "--telemetry", "none"]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("blocked", "played", "line"),
+    [
+        ("google.genai", 7, "the stories of google-genai, not installed here (pip install 'otel-toolturn[gemini]')"),
+        ("anthropic", 4, "the stories of anthropic, not installed here (pip install 'otel-toolturn[anthropic]')"),
+        (
+            "anthropic,openai",
+            1,
+            "the stories of anthropic, openai, not installed here (pip install 'otel-toolturn[anthropic,openai]')",
+        ),
+    ],
+)
+def test_the_stories_of_an_sdk_not_installed_are_skipped_in_one_line(blocked: str, played: int, line: str) -> None:
+    """Without an SDK the demo plays the other SDKs' stories, says in one line which it skipped, and exits 0."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "ANTHROPIC_"))}
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT, blocked], capture_output=True, text=True, env=env, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert [text for text in done.stdout.splitlines() if text.startswith("Skipped: ")] == [f"Skipped: {line}."]
+    before, after = done.stdout.split(WITH_MARKER)
+    assert len(re.findall(r"^  \d+\. ", before, re.MULTILINE)) == played
+    assert " 400 " not in after
+
+
+def test_without_any_sdk_the_demo_says_so_in_one_line() -> None:
+    """No SDK client installed: one line naming the extras that bring them, exit 3, no traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT, "anthropic,openai,google.genai"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 3
+    assert done.stdout == ""
+    assert done.stderr == (
+        "otel-toolturn: the demo drives an SDK client, and none is installed here: "
+        "pip install 'otel-toolturn[anthropic,openai,gemini]'\n"
+    )
