@@ -4,10 +4,11 @@ The side-by-side ratios of ``bench.overhead`` carry the machine's noise, and on 
 (the OpenAI SDK takes ~0.5-1 s over the mock transport) that noise is wider than anything
 otel-toolturn adds. This reading has far less: in one process, instrumented once, each call of
 ``bench.overhead`` runs as it does there (same transcripts, same clients), and the time spent
-inside otel-toolturn's own sections is summed per call: the request hook (the law, the memo, the
-receipt, the span's start and the request's record), the record made where the SDK sends (the
-prefix digests), the response's check or the stream's start, each streamed event's observer, and
-the record's end. A section run inside another is
+inside otel-toolturn's own sections is summed per call: the request hook (the law, the strip
+rule, the tools rule), the record made where the SDK sends (the span's start), the request's
+record once the first send has returned (the receipt: the prefix digests, the conversation
+state; the repairs' events and counts), the response's check or the stream's start, each
+streamed event's observer, and the record's end. A section run inside another is
 counted once, in the outer one. Each section's timing costs a pair of clock reads; their cost,
 measured alone, is taken off.
 
@@ -93,10 +94,18 @@ def pair_cost(samples: int = 20_000) -> float:
 @contextmanager
 def sections(ledger: Ledger) -> Iterator[None]:
     """otel-toolturn's own sections counted into ``ledger`` while inside (see the module docstring)."""
-    saved = (_patches._begin, _patches._watched, PendingCall.sent, CallRecord.feed, CallRecord.finish)
+    saved = (
+        _patches._begin,
+        _patches._watched,
+        PendingCall.sent,
+        PendingCall.handed_over,
+        CallRecord.feed,
+        CallRecord.finish,
+    )
     _patches._begin = ledger.timed(_patches._begin)
     _patches._watched = ledger.timed(_patches._watched)
     PendingCall.sent = ledger.timed(PendingCall.sent)  # type: ignore[method-assign]
+    PendingCall.handed_over = ledger.timed(PendingCall.handed_over)  # type: ignore[method-assign]
     CallRecord.feed = ledger.timed(CallRecord.feed)  # type: ignore[method-assign]
     CallRecord.finish = ledger.timed(CallRecord.finish)  # type: ignore[method-assign]
     try:
@@ -106,6 +115,7 @@ def sections(ledger: Ledger) -> Iterator[None]:
             _patches._begin,
             _patches._watched,
             PendingCall.sent,  # type: ignore[method-assign]
+            PendingCall.handed_over,  # type: ignore[method-assign]
             CallRecord.feed,  # type: ignore[method-assign]
             CallRecord.finish,  # type: ignore[method-assign]
         ) = saved
