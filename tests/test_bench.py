@@ -32,6 +32,7 @@ from opentelemetry.trace import SpanKind
 import otel_toolturn
 from bench import _fuzz_make, fuzz, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
+from bench._session import session, session_round
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants
 from otel_toolturn.instrument._digests import DigestCache
@@ -101,6 +102,67 @@ def test_the_law_bench_sessions_are_in_their_stated_state(lane: Lane, state: str
     }
     assert (repairs[state] > 0) == (state != "clean")
     assert repairs["dense"] > repairs["few"]
+
+
+def _as_sent(transcript: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each turn as the provider reads it: its role and blocks, a run of one role's messages as one turn.
+
+    Text content as a text block, a result's text blocks as its text, ``is_error: false`` as absent.
+    """
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for message in transcript:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+        for block in blocks:
+            if block.get("is_error") is False:
+                del block["is_error"]
+            if block["type"] == "tool_result" and isinstance(block["content"], list):
+                block["content"] = "".join(part["text"] for part in block["content"])
+        if turns and turns[-1][0] == message["role"]:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((message["role"], blocks))
+    return turns
+
+
+@pytest.mark.parametrize("row", overhead.FRAMEWORK_CALLS)
+def test_a_framework_row_sends_the_session_as_new_dicts_made_by_the_framework_on_every_call(
+    row: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The framework rows: the SDK gets the growing session, as new dicts each call from the same held messages."""
+    sent: list[list[dict[str, Any]]] = []
+    create: Any = anthropic.resources.messages.Messages.create
+    create_async: Any = anthropic.resources.beta.messages.messages.AsyncMessages.create
+
+    def spy(self: object, *args: Any, **kwargs: Any) -> object:
+        sent.append(kwargs["messages"])
+        return create(self, *args, **kwargs)
+
+    async def spy_async(self: object, *args: Any, **kwargs: Any) -> object:
+        sent.append(kwargs["messages"])
+        return await create_async(self, *args, **kwargs)
+
+    monkeypatch.setattr(anthropic.resources.messages.Messages, "create", spy)
+    monkeypatch.setattr(anthropic.resources.beta.messages.messages.AsyncMessages, "create", spy_async)
+    ((source, run),) = overhead.calls_by_name(openai_only=False, only=[row]).values()
+    held: list[Any] = [source(), source()]
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        for history in held:
+            run(history)
+    finally:
+        floor.uninstrument()
+    assert all(a is b for a, b in zip(held[0], held[1], strict=False)), "the same held messages, one round more"
+    first, second = sent
+    assert _objects(first).isdisjoint(_objects(second))
+    for transcript, rounds in ((first, 1), (second, 2)):
+        expected = session() + [m for n in range(rounds) for m in session_round(n)]
+        assert _as_sent(transcript)[1:] == _as_sent(expected)[1:]  # the first message is tagged per row
+    assert len(spans.get_finished_spans()) == 2, "the floor's span on each call"
 
 
 def test_the_floor_variant_records_one_span_and_two_points_and_uninstrument_restores_the_sdk() -> None:
