@@ -6,6 +6,7 @@ time to their descriptions, so a figure never silently measures something else.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import sys
@@ -30,11 +31,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import _fuzz_make, fuzz, law, lockstep, overhead, own, stability
+from bench import _fuzz_make, fuzz, gateway, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
 from bench._session import session, session_round
 from bench.floor import SpanOnly
-from otel_toolturn import Lane, ensure_tool_turn_invariants
+from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.instrument._digests import DigestCache
 from tests.transcripts import build
 
@@ -163,6 +164,33 @@ def test_a_framework_row_sends_the_session_as_new_dicts_made_by_the_framework_on
         expected = session() + [m for n in range(rounds) for m in session_round(n)]
         assert _as_sent(transcript)[1:] == _as_sent(expected)[1:]  # the first message is tagged per row
     assert len(spans.get_finished_spans()) == 2, "the floor's span on each call"
+
+
+def test_the_gateway_proxies_differ_only_by_the_callback() -> None:
+    """``bench.gateway``: one config and environment for both proxies, but otel-toolturn's callback in one."""
+    sides = gateway.proxies("http://127.0.0.1:1", "http://127.0.0.1:2")
+    (bare, bare_env), (hooked, hooked_env) = sides["bare"], sides["otel-toolturn"]
+    assert hooked_env == bare_env
+    assert bare_env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:2"
+    assert hooked.pop("litellm_settings") == {"callbacks": "otel_toolturn.integrations.litellm_proxy.callback"}
+    assert hooked == bare
+    assert {m["litellm_params"]["api_base"] for m in bare["model_list"]} == {  # type: ignore[attr-defined]
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:1/v1",
+    }
+
+
+def test_the_gateway_sessions_send_the_session_growing_valid_and_each_their_own() -> None:
+    """``bench.gateway.Session``: the realistic session, valid, a round longer per request; two clients differ."""
+    first, second = gateway.Session(0), gateway.Session(1)
+    bodies = [json.loads(first.next()), json.loads(first.next())]
+    other = json.loads(second.next())
+    base = session()
+    assert [len(b["messages"]) for b in bodies] == [len(base) + 3, len(base) + 6]
+    assert bodies[1]["messages"][1:] == base[1:] + session_round(0) + session_round(1)
+    assert validate(bodies[1]["messages"], lane="anthropic.messages") == []
+    assert other["messages"][0] != bodies[0]["messages"][0]
+    assert other["messages"][1:] == bodies[0]["messages"][1:]
 
 
 def test_the_floor_variant_records_one_span_and_two_points_and_uninstrument_restores_the_sdk() -> None:
@@ -390,7 +418,6 @@ print(json.dumps([[s.instrumentation_scope.name, s.attributes.get("toolturn.repa
 )
 def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_own(row: str, scope: str) -> None:
     """The ``, SDK span`` row's client makes its call span and otel-toolturn records onto it; the others make none."""
-    import json  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
     done = subprocess.run(
