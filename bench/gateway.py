@@ -1,23 +1,26 @@
 """The LiteLLM proxy's throughput with otel-toolturn's callback, side by side with the same proxy without it.
 
-Two proxies run at once on loopback (``tests.e2e.litellm_proxy``, as the end-to-end test starts
-one), in front of one provider simulator (``otel_toolturn.simulator``, in a process of its own):
-the documented config with otel-toolturn's callback, and the same config without it, in the same
-environment (``proxies``). There the OpenTelemetry SDK the callback sets up exports traces,
-metrics and logs as OTLP over HTTP to a sink in this process that reads each export and keeps
-nothing, as a proxy exporting to a collector does.
+Three proxies run at once on loopback (``tests.e2e.litellm_proxy``, as the end-to-end test starts
+one), in front of one provider simulator (``otel_toolturn.simulator``, in a process of its own), in
+the same environment and with the same config but its callback (``proxies``): ``bare``, none;
+``otel-toolturn``, the documented one; ``SDK only``, the floor any OpenTelemetry callback pays
+(``bench._proxy_floor``: the SDK set up as otel-toolturn sets it up, so the proxy's own frameworks
+trace themselves too, and a span and two metric points per call). The SDK exports traces, metrics
+and logs as OTLP over HTTP to a sink in this process that reads each export and keeps nothing, as
+a proxy exporting to a collector does.
 
 The client sends the realistic session (``bench._session``: about 350 messages, 0.63 MB) to the
 Anthropic-native ``/v1/messages`` route, ``--concurrency`` sessions at once, each its own (its
 first message names it), one request in flight each, growing by one round per request and starting
 over after ``SESSION_ROUNDS`` rounds (``Session``). The proxies take turns in blocks of a few
-seconds, in the order A B B A A B ... (after a warm-up block each), and each block's throughput
-(requests answered / the block's seconds, its last answer included) is divided by that of the
-adjacent block of the other proxy. Reported: the median of these ratios (callback / bare; 1.00x is
-free, higher is better) with its 95% interval, each proxy's median requests per second, and the
-requests answered. Alongside, as the overhead bench reads CPU time to keep other processes' load
-out: the proxy's own CPU time per request (its process group's, from ``/proc``), compared the
-same way (callback / bare; lower is better). Every request must be answered 200: any other answer ends the run.
+seconds, after a warm-up block each: rounds of one block per proxy, the order rotating from round
+to round. A block's throughput is its requests answered / its seconds (its last answer included);
+the proxy's CPU time per request is its process group's (from ``/proc``), which keeps other
+processes' load out, as the overhead bench's CPU time does. Each measured proxy's figure is divided
+by the bare proxy's in the same round. Reported: the median of these ratios over the rounds with
+its 95% interval (throughput: 1.00x is free, higher is better; CPU per request: lower is better),
+each proxy's median requests per second and CPU milliseconds per request, and the requests
+answered. Every request must be answered 200: any other answer ends the run.
 
 Run: ``python -m bench.gateway`` (``--quick`` for fewer, shorter blocks; ``--concurrency N``).
 """
@@ -54,19 +57,22 @@ from tests.e2e.litellm_proxy import (
 )
 from tests.e2e.servers import Server, running
 
-SIDES: Final = ("bare", "otel-toolturn")
+SIDES: Final = ("bare", "otel-toolturn", "SDK only")
+"""The proxies: no callback, otel-toolturn's, and the floor's (``bench._proxy_floor``)."""
+MEASURED: Final = SIDES[1:]
+FLOOR: Final = "bench._proxy_floor.callback"
 MODEL: Final = "claude-sim"
 CONCURRENCY: Final = 8
 BLOCK: Final = {False: 10.0, True: 5.0}
 """Seconds a block sends to one proxy (full run, ``--quick``)."""
-PAIRS: Final = {False: 16, True: 6}
-"""Blocks per proxy after the warm-up (full run, ``--quick``), taken in adjacent pairs."""
+ROUNDS: Final = {False: 12, True: 6}
+"""Blocks per proxy after the warm-up (full run, ``--quick``): one each per round."""
 
 
 def proxies(base_url: str, sink: str) -> dict[str, tuple[dict[str, object], dict[str, str]]]:
     """Each side's proxy config and environment: the simulator at ``base_url``, OTLP to ``sink``.
 
-    The two differ only in the config's callback (``proxy_config``).
+    They differ only in the config's callback: none, otel-toolturn's (``proxy_config``), the floor's.
     """
     env = proxy_environment(
         {
@@ -75,7 +81,13 @@ def proxies(base_url: str, sink: str) -> dict[str, tuple[dict[str, object], dict
             "OTEL_SERVICE_NAME": "litellm-proxy",
         }
     )
-    return {side: (proxy_config(base_url, callback=side == "otel-toolturn"), dict(env)) for side in SIDES}
+    floor = {**proxy_config(base_url, callback=False), "litellm_settings": {"callbacks": FLOOR}}
+    configs = {
+        "bare": proxy_config(base_url, callback=False),
+        "otel-toolturn": proxy_config(base_url),
+        "SDK only": floor,
+    }
+    return {side: (configs[side], dict(env)) for side in SIDES}
 
 
 class Session:
@@ -225,23 +237,24 @@ def block(side: str, server: Server, sessions: Sequence[Session], seconds: float
     return Block(side=side, answered=sum(answered), seconds=took, cpu_s=cpu)
 
 
-def order(pairs: int) -> list[str]:
-    """The sides' turns after the warm-up: A B B A A B ..., ``pairs`` blocks each."""
-    return [SIDES[(i + 1) // 2 % 2] for i in range(2 * pairs)]
+def order(rounds: int) -> list[str]:
+    """The sides' turns after the warm-up: ``rounds`` rounds of one block each, the order rotating per round."""
+    return [side for r in range(rounds) for side in (SIDES * 2)[r % 3 : r % 3 + 3]]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Figures:
-    """A run's figures: the median ratio of adjacent blocks (callback / bare) and its interval, per side the rest."""
+    """A run's figures (see the module docstring), per side."""
 
     concurrency: int
     block_s: float
-    pairs: int
-    ratio: float
-    interval: tuple[float, float]
-    cpu_ratio: float
-    """The median over adjacent blocks of the callback's proxy CPU time per request / the bare proxy's."""
-    cpu_interval: tuple[float, float]
+    rounds: int
+    ratio: dict[str, float]
+    """Per measured side, the median over rounds of its throughput / the bare proxy's."""
+    interval: dict[str, tuple[float, float]]
+    cpu_ratio: dict[str, float]
+    """Per measured side, the median over rounds of its proxy CPU time per request / the bare proxy's."""
+    cpu_interval: dict[str, tuple[float, float]]
     rates: dict[str, float]
     """Each side's median requests per second over its blocks."""
     cpu_ms: dict[str, float]
@@ -251,32 +264,31 @@ class Figures:
 
 
 def measure(*, quick: bool, concurrency: int) -> Figures:
-    """Both proxies in front of one simulator, in turns (see the module docstring)."""
+    """The three proxies in front of one simulator, in turns (see the module docstring)."""
     seconds = BLOCK[quick]
     with tempfile.TemporaryDirectory() as folder, simulator() as base_url, sink() as otlp:
         servers = {
             side: start_proxy(config, env, workdir=_folder(Path(folder), side), name=f"litellm-proxy-{side}")
             for side, (config, env) in proxies(base_url, otlp).items()
         }
-        with (
-            running(servers["bare"], "/health/liveliness", patience=PROXY_PATIENCE),
-            running(servers["otel-toolturn"], "/health/liveliness", patience=PROXY_PATIENCE),
-        ):
+        with contextlib.ExitStack() as stack:
+            for server in servers.values():
+                stack.enter_context(running(server, "/health/liveliness", patience=PROXY_PATIENCE))
             sessions = [Session(i) for i in range(concurrency)]
             for side in SIDES:
                 block(side, servers[side], sessions, seconds)
-            blocks = [block(side, servers[side], sessions, seconds) for side in order(PAIRS[quick])]
-    pairs = [(a, b) if a.side == "otel-toolturn" else (b, a) for a, b in zip(blocks[0::2], blocks[1::2], strict=True)]
-    ratios = [hooked.rate / bare.rate for hooked, bare in pairs]
-    cpu_ratios = [hooked.cpu_per_request / bare.cpu_per_request for hooked, bare in pairs]
+            blocks = [block(side, servers[side], sessions, seconds) for side in order(ROUNDS[quick])]
+    rounds = [{b.side: b for b in blocks[i : i + 3]} for i in range(0, len(blocks), 3)]
+    ratios = {side: [r[side].rate / r["bare"].rate for r in rounds] for side in MEASURED}
+    cpu_ratios = {side: [r[side].cpu_per_request / r["bare"].cpu_per_request for r in rounds] for side in MEASURED}
     return Figures(
         concurrency=concurrency,
         block_s=seconds,
-        pairs=len(ratios),
-        ratio=statistics.median(ratios),
-        interval=lockstep.median_interval(ratios),
-        cpu_ratio=statistics.median(cpu_ratios),
-        cpu_interval=lockstep.median_interval(cpu_ratios),
+        rounds=len(rounds),
+        ratio={side: statistics.median(values) for side, values in ratios.items()},
+        interval={side: lockstep.median_interval(values) for side, values in ratios.items()},
+        cpu_ratio={side: statistics.median(values) for side, values in cpu_ratios.items()},
+        cpu_interval={side: lockstep.median_interval(values) for side, values in cpu_ratios.items()},
         rates={side: statistics.median(b.rate for b in blocks if b.side == side) for side in SIDES},
         cpu_ms={side: 1000 * statistics.median(b.cpu_per_request for b in blocks if b.side == side) for side in SIDES},
         answered={side: sum(b.answered for b in blocks if b.side == side) for side in SIDES},
@@ -302,16 +314,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     figures = measure(quick=args.quick, concurrency=args.concurrency)
     print(
         f"LiteLLM proxy, /v1/messages, the realistic session (350 msgs) growing, {figures.concurrency} at once;"
-        f" {figures.pairs} pairs of {figures.block_s:.0f} s blocks."
+        f" {figures.rounds} rounds of {figures.block_s:.0f} s blocks per proxy."
     )
-    print(f"{'proxy':<16}{'requests/s':>12}{'CPU ms/request':>16}{'answered 200':>14}  (medians over blocks)")
+    print("requests/s, CPU ms/request: medians over a proxy's blocks. Ratios: / the bare proxy's in the same round,")
+    print("median over rounds with its 95% interval (throughput: higher is better; CPU per request: lower).\n")
+    print(f"{'proxy':<15}{'requests/s':>11}{'CPU ms/req':>11}{'answered':>9}{'throughput':>24}{'CPU per request':>24}")
     for side in SIDES:
-        print(f"{side:<16}{figures.rates[side]:>12.2f}{figures.cpu_ms[side]:>16.1f}{figures.answered[side]:>14}")
-    low, high = figures.interval
-    print(f"throughput, otel-toolturn / bare: {figures.ratio:.3f}x ({low:.3f}-{high:.3f})")
-    low, high = figures.cpu_interval
-    print(f"proxy CPU per request, otel-toolturn / bare: {figures.cpu_ratio:.3f}x ({low:.3f}-{high:.3f})")
-    print("(median over adjacent blocks, with its 95% interval)")
+        row = f"{side:<15}{figures.rates[side]:>11.2f}{figures.cpu_ms[side]:>11.1f}{figures.answered[side]:>9}"
+        if side in MEASURED:
+            (low, high), (cpu_low, cpu_high) = figures.interval[side], figures.cpu_interval[side]
+            row += f"{f'{figures.ratio[side]:.3f}x ({low:.3f}-{high:.3f})':>24}"
+            row += f"{f'{figures.cpu_ratio[side]:.3f}x ({cpu_low:.3f}-{cpu_high:.3f})':>24}"
+        print(row)
 
 
 if __name__ == "__main__":

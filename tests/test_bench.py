@@ -167,17 +167,32 @@ def test_a_framework_row_sends_the_session_as_new_dicts_made_by_the_framework_on
 
 
 def test_the_gateway_proxies_differ_only_by_the_callback() -> None:
-    """``bench.gateway``: one config and environment for both proxies, but otel-toolturn's callback in one."""
+    """``bench.gateway``: one config and environment for the three proxies but the callback: none, ours, the floor's."""
     sides = gateway.proxies("http://127.0.0.1:1", "http://127.0.0.1:2")
-    (bare, bare_env), (hooked, hooked_env) = sides["bare"], sides["otel-toolturn"]
-    assert hooked_env == bare_env
-    assert bare_env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:2"
-    assert hooked.pop("litellm_settings") == {"callbacks": "otel_toolturn.integrations.litellm_proxy.callback"}
-    assert hooked == bare
+    assert list(sides) == ["bare", "otel-toolturn", "SDK only"]
+    (bare, env), *others = sides.values()
+    callbacks = []
+    for config, other_env in others:
+        assert other_env == env
+        callbacks.append(config.pop("litellm_settings"))
+        assert config == bare
+    assert callbacks == [
+        {"callbacks": "otel_toolturn.integrations.litellm_proxy.callback"},
+        {"callbacks": "bench._proxy_floor.callback"},
+    ]
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:2"
     assert {m["litellm_params"]["api_base"] for m in bare["model_list"]} == {  # type: ignore[attr-defined]
         "http://127.0.0.1:1",
         "http://127.0.0.1:1/v1",
     }
+
+
+def test_the_gateway_rounds_hold_each_proxy_once_and_rotate_which_goes_first() -> None:
+    """``bench.gateway.order``: every round one block per proxy; over three rounds each proxy goes first once."""
+    turns = gateway.order(3)
+    rounds = [turns[i : i + 3] for i in range(0, 9, 3)]
+    assert all(sorted(r) == sorted(gateway.SIDES) for r in rounds)
+    assert sorted(r[0] for r in rounds) == sorted(gateway.SIDES)
 
 
 def test_the_gateway_sessions_send_the_session_growing_valid_and_each_their_own() -> None:
