@@ -206,7 +206,7 @@ class Conversation(Generic[M]):
     length stays near its size; the call that starts over is read cold. ``rebuilt``: every call's
     messages are new objects made by it from the held ones (``_rebuilt``: the same values, as a
     framework that rebuilds its dicts from its own message types sends them). The messages may be
-    of any type: a framework's own messages, which it converts on every call itself.
+    of any type: a framework's own messages (which it converts on every call), or their JSON text.
     """
 
     def __init__(self, base: list[M], rounds: list[list[M]], *, rebuilt: Callable[[M], M] | None = None) -> None:
