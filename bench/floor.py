@@ -1,7 +1,8 @@
 """The floor of any GenAI instrumentation: one inference span and two metric points per call, nothing else.
 
-``SpanOnly`` wraps ``chat.completions.create`` (OpenAI), ``messages.create`` (Anthropic) and
-``models.generate_content`` (google-genai) with what every instrumentation of the GenAI conventions
+``SpanOnly`` wraps ``chat.completions.create`` (OpenAI), ``messages.create`` (Anthropic),
+``models.generate_content`` (google-genai) and the async ``beta.messages.create`` (Anthropic; the
+method pydantic-ai calls) with what every instrumentation of the GenAI conventions
 records on a call: a CLIENT span named ``chat {model}`` with the request attributes, made current
 around the SDK call, the response's
 model, id and token usage set on it, and one counter and one duration histogram point. It reads
@@ -13,10 +14,12 @@ stream is not followed).
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import anthropic.resources.beta.messages.messages
 import anthropic.resources.messages
 import google.genai.models
 import openai.resources.chat.completions
@@ -29,6 +32,10 @@ _TARGETS: tuple[tuple[type[Any], str, str], ...] = (
     (google.genai.models.Models, "generate_content", "gcp.gemini"),
 )
 """Each SDK's sync call method: its class, the method's name, and ``gen_ai.provider.name``."""
+_ASYNC_TARGETS: tuple[tuple[type[Any], str, str], ...] = (
+    (anthropic.resources.beta.messages.messages.AsyncMessages, "create", "anthropic"),
+)
+"""The async call methods wrapped, as in ``_TARGETS``."""
 
 
 def _response_attributes(result: object) -> dict[str, str | int]:
@@ -70,6 +77,21 @@ class SpanOnly:
         duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="Duration of the call."
         )
+
+        @contextlib.contextmanager
+        def recorded(provider: str, model: object) -> Iterator[trace.Span]:
+            """The call's span, current while the SDK call runs; the two metric points once it ends."""
+            labels = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider}
+            started = time.perf_counter()
+            with tracer.start_as_current_span(
+                f"chat {model}",
+                kind=trace.SpanKind.CLIENT,
+                attributes={**labels, "gen_ai.request.model": str(model), "server.address": "h"},
+            ) as span:
+                yield span
+            requests.add(1, labels)
+            duration.record(time.perf_counter() - started, labels)
+
         for owner, method, provider in _TARGETS:
 
             def wrapper(
@@ -79,22 +101,32 @@ class SpanOnly:
                 kwargs: dict[str, object],
                 provider: str = provider,
             ) -> object:
-                model = kwargs.get("model")
-                labels = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider}
-                started = time.perf_counter()
-                with tracer.start_as_current_span(
-                    f"chat {model}",
-                    kind=trace.SpanKind.CLIENT,
-                    attributes={**labels, "gen_ai.request.model": str(model), "server.address": "h"},
-                ) as span:
+                with recorded(provider, kwargs.get("model")) as span:
                     result = wrapped(*args, **kwargs)
                     span.set_attributes(_response_attributes(result))
-                requests.add(1, labels)
-                duration.record(time.perf_counter() - started, labels)
                 return result
 
-            self._originals.append((owner, method, owner.__dict__[method]))
-            wrapt.wrap_function_wrapper(owner, method, wrapper)
+            self._wrap(owner, method, wrapper)
+        for owner, method, provider in _ASYNC_TARGETS:
+
+            async def async_wrapper(
+                wrapped: Callable[..., Awaitable[object]],
+                _instance: object,
+                args: tuple[object, ...],
+                kwargs: dict[str, object],
+                provider: str = provider,
+            ) -> object:
+                with recorded(provider, kwargs.get("model")) as span:
+                    result = await wrapped(*args, **kwargs)
+                    span.set_attributes(_response_attributes(result))
+                return result
+
+            self._wrap(owner, method, async_wrapper)
+
+    def _wrap(self, owner: type[Any], method: str, wrapper: Callable[..., object]) -> None:
+        """Wrap ``owner.method``, keeping the original for ``uninstrument``."""
+        self._originals.append((owner, method, owner.__dict__[method]))
+        wrapt.wrap_function_wrapper(owner, method, wrapper)
 
     def uninstrument(self) -> None:
         """Put each SDK's own call method back."""

@@ -29,6 +29,11 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``anthropic session 350 msgs``: a realistic coding-agent session (``bench._session``: about 350
   messages and 0.63 MB, thinking on every assistant turn, parallel calls, results up to 10 KB),
   resent and growing by one round per call for 30 calls, then starting over;
+- ``pydantic-ai session 350 msgs`` / ``langchain session 350 msgs``: the realistic session, growing
+  as above, held in the framework's own message types (``bench._frameworks``) and sent by it: an
+  agent's ``run_sync`` with ``message_history`` (``AsyncAnthropic``'s ``beta.messages.create``), a
+  chat model's ``invoke`` (``Anthropic``'s ``messages.create``). The framework converts its
+  messages into new dicts on every call, and its own work is in both sides of the ratio;
 - ``anthropic 2,000 msgs, SDK span``: the growing conversation on a client with the SDK's own
   tracing on (its default whenever a tracer provider is set): both sides pay the SDK's call span,
   and otel-toolturn records onto it instead of starting a span of its own.
@@ -58,9 +63,9 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 import anthropic
 import httpx2
@@ -85,6 +90,7 @@ VARIANTS: Final = ("otel-toolturn", "otel-genai", "openllmetry", "span only")
 MODEL: Final = "model-a"
 MESSAGES: Final = 2000
 EVENTS: Final = 5000
+M = TypeVar("M")
 
 
 def chat_transcript(size: int, *, broken: bool) -> list[dict[str, Any]]:
@@ -192,31 +198,30 @@ def gemini_round(turn: int) -> list[dict[str, Any]]:
     ]
 
 
-class Conversation:
+class Conversation(Generic[M]):
     """A transcript as an agent sends it: one round longer on every call, the same message objects resent.
 
     ``next()`` is the transcript of the next call (a new list of the same objects plus one more
     round). After ``ROUNDS`` rounds it starts over from the first transcript, so a run of any
     length stays near its size; the call that starts over is read cold. ``rebuilt``: every call's
-    messages are new objects with the same values, as a framework that rebuilds its dicts from its
-    own message types sends them.
+    messages are new objects made by it from the held ones (``_rebuilt``: the same values, as a
+    framework that rebuilds its dicts from its own message types sends them). The messages may be
+    of any type: a framework's own messages (which it converts on every call), or their JSON text.
     """
 
-    def __init__(
-        self, base: list[dict[str, Any]], rounds: list[list[dict[str, Any]]], *, rebuilt: bool = False
-    ) -> None:
+    def __init__(self, base: list[M], rounds: list[list[M]], *, rebuilt: Callable[[M], M] | None = None) -> None:
         self._base = base
         self._rounds = rounds
         self._rebuilt = rebuilt
         self._at = 0
 
-    def next(self) -> list[dict[str, Any]]:
+    def next(self) -> list[M]:
         """The transcript of the next call."""
         if self._at == len(self._rounds):
             self._at = 0
         self._at += 1
         transcript = self._base + [m for r in self._rounds[: self._at] for m in r]
-        return [_rebuilt(m) for m in transcript] if self._rebuilt else transcript
+        return transcript if self._rebuilt is None else [self._rebuilt(m) for m in transcript]
 
 
 class Cold:
@@ -251,7 +256,7 @@ def _rebuilt(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation | Cold]:
+def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation[dict[str, Any]] | Cold]:
     """The four 2,000-message transcripts of a lane: growing, rebuilt (growing), cold, broken (growing).
 
     ``tag``: appended to the first message, so that two sets of a lane's transcripts are not equal.
@@ -270,7 +275,7 @@ def transcripts(lane: str, *, tag: str = "") -> dict[str, Conversation | Cold]:
         transcript[0] = _retitled(transcript[0], tag)
     return {
         "": Conversation(base, [make(n) for n in range(ROUNDS)]),
-        ", rebuilt": Conversation(base, [make(n) for n in range(ROUNDS)], rebuilt=True),
+        ", rebuilt": Conversation(base, [make(n) for n in range(ROUNDS)], rebuilt=_rebuilt),
         ", cold": Cold(base),
         ", broken": Conversation(broken, [make(n) for n in range(ROUNDS)]),
     }
@@ -416,10 +421,47 @@ def _drain(stream: Iterable[object]) -> int:
     return count
 
 
+FRAMEWORK_CALLS: Final = ("pydantic-ai session 350 msgs", "langchain session 350 msgs")
+"""The calls made through a framework; built only when one of them is asked for (or every call is), the
+others only when one of them is."""
+
+
 def calls_by_name(*, openai_only: bool, only: Sequence[str] = ()) -> dict[str, Call]:
     """Each timed call, by name (``only``: just these)."""
-    calls = _every_call(openai_only=openai_only)
+    calls = _every_call(openai_only=openai_only) if not only or set(only) - set(FRAMEWORK_CALLS) else {}
+    if not openai_only and (not only or set(only) & set(FRAMEWORK_CALLS)):
+        calls |= _framework_calls()
     return {name: call for name, call in calls.items() if not only or name in only}
+
+
+def _framework_calls() -> dict[str, Call]:
+    """The realistic session, growing, held by pydantic-ai and by LangChain; each call through the framework."""
+    from bench import _frameworks  # noqa: PLC0415 - imported for these calls only: each framework takes seconds
+
+    headers = {"content-type": "application/json"}
+    transport = httpx2.MockTransport(lambda _r: httpx2.Response(200, content=anthropic_json(), headers=headers))
+    rounds = [session_round(n) for n in range(SESSION_ROUNDS)]
+
+    def held(framework: str) -> list[dict[str, Any]]:
+        """The session, its first message its own per framework, so no row's conversation state is another's."""
+        base = session()
+        base[0] = _retitled(base[0], f" ({framework})")
+        return base
+
+    typed = Conversation(
+        _frameworks.pydantic_ai_messages(held("pydantic-ai"), model=MODEL),
+        [_frameworks.pydantic_ai_messages(r, model=MODEL) for r in rounds],
+    )
+    chain = Conversation(
+        _frameworks.langchain_messages(held("langchain")), [_frameworks.langchain_messages(r) for r in rounds]
+    )
+    return {
+        FRAMEWORK_CALLS[0]: (
+            typed.next,
+            _frameworks.pydantic_ai_call(httpx2.AsyncClient(transport=transport), model=MODEL),
+        ),
+        FRAMEWORK_CALLS[1]: (chain.next, _frameworks.langchain_call(httpx2.Client(transport=transport), model=MODEL)),
+    }
 
 
 def _every_call(*, openai_only: bool) -> dict[str, Call]:
@@ -433,10 +475,10 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
     def nothing() -> None:
         return None
 
-    def chat_call(source: Conversation | Cold) -> Call:
+    def chat_call(source: Conversation[dict[str, Any]] | Cold) -> Call:
         return source.next, lambda messages: chat.chat.completions.create(model=MODEL, messages=messages)
 
-    def anthropic_call(source: Conversation | Cold) -> Call:
+    def anthropic_call(source: Conversation[dict[str, Any]] | Cold) -> Call:
         return source.next, lambda messages: ant.messages.create(model=MODEL, max_tokens=8, messages=messages)
 
     chat: Any = openai.OpenAI(api_key="k", http_client=client(chat_json(), "json"), max_retries=0)

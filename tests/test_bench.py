@@ -6,6 +6,7 @@ time to their descriptions, so a figure never silently measures something else.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import sys
@@ -30,10 +31,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import _fuzz_make, fuzz, law, lockstep, overhead, own, stability
+from bench import _fuzz_make, fuzz, gateway, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
+from bench._session import session, session_round
 from bench.floor import SpanOnly
-from otel_toolturn import Lane, ensure_tool_turn_invariants
+from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.instrument._digests import DigestCache
 from tests.transcripts import build
 
@@ -101,6 +103,109 @@ def test_the_law_bench_sessions_are_in_their_stated_state(lane: Lane, state: str
     }
     assert (repairs[state] > 0) == (state != "clean")
     assert repairs["dense"] > repairs["few"]
+
+
+def _as_sent(transcript: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each turn as the provider reads it: its role and blocks, a run of one role's messages as one turn.
+
+    Text content as a text block, a result's text blocks as its text, ``is_error: false`` as absent.
+    """
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for message in transcript:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+        for block in blocks:
+            if block.get("is_error") is False:
+                del block["is_error"]
+            if block["type"] == "tool_result" and isinstance(block["content"], list):
+                block["content"] = "".join(part["text"] for part in block["content"])
+        if turns and turns[-1][0] == message["role"]:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((message["role"], blocks))
+    return turns
+
+
+@pytest.mark.parametrize("row", overhead.FRAMEWORK_CALLS)
+def test_a_framework_row_sends_the_session_as_new_dicts_made_by_the_framework_on_every_call(
+    row: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The framework rows: the SDK gets the growing session, as new dicts each call from the same held messages."""
+    sent: list[list[dict[str, Any]]] = []
+    create: Any = anthropic.resources.messages.Messages.create
+    create_async: Any = anthropic.resources.beta.messages.messages.AsyncMessages.create
+
+    def spy(self: object, *args: Any, **kwargs: Any) -> object:
+        sent.append(kwargs["messages"])
+        return create(self, *args, **kwargs)
+
+    async def spy_async(self: object, *args: Any, **kwargs: Any) -> object:
+        sent.append(kwargs["messages"])
+        return await create_async(self, *args, **kwargs)
+
+    monkeypatch.setattr(anthropic.resources.messages.Messages, "create", spy)
+    monkeypatch.setattr(anthropic.resources.beta.messages.messages.AsyncMessages, "create", spy_async)
+    ((source, run),) = overhead.calls_by_name(openai_only=False, only=[row]).values()
+    held: list[Any] = [source(), source()]
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        for history in held:
+            run(history)
+    finally:
+        floor.uninstrument()
+    assert all(a is b for a, b in zip(held[0], held[1], strict=False)), "the same held messages, one round more"
+    first, second = sent
+    assert _objects(first).isdisjoint(_objects(second))
+    for transcript, rounds in ((first, 1), (second, 2)):
+        expected = session() + [m for n in range(rounds) for m in session_round(n)]
+        assert _as_sent(transcript)[1:] == _as_sent(expected)[1:]  # the first message is tagged per row
+    assert len(spans.get_finished_spans()) == 2, "the floor's span on each call"
+
+
+def test_the_gateway_proxies_differ_only_by_the_callback() -> None:
+    """``bench.gateway``: one config and environment for the three proxies but the callback: none, ours, the floor's."""
+    sides = gateway.proxies("http://127.0.0.1:1", "http://127.0.0.1:2")
+    assert list(sides) == ["bare", "otel-toolturn", "SDK only"]
+    (bare, env), *others = sides.values()
+    callbacks = []
+    for config, other_env in others:
+        assert other_env == env
+        callbacks.append(config.pop("litellm_settings"))
+        assert config == bare
+    assert callbacks == [
+        {"callbacks": "otel_toolturn.integrations.litellm_proxy.callback"},
+        {"callbacks": "bench._proxy_floor.callback"},
+    ]
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:2"
+    assert {m["litellm_params"]["api_base"] for m in bare["model_list"]} == {  # type: ignore[attr-defined]
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:1/v1",
+    }
+
+
+def test_the_gateway_rounds_hold_each_proxy_once_and_rotate_which_goes_first() -> None:
+    """``bench.gateway.order``: every round one block per proxy; over three rounds each proxy goes first once."""
+    turns = gateway.order(3)
+    rounds = [turns[i : i + 3] for i in range(0, 9, 3)]
+    assert all(sorted(r) == sorted(gateway.SIDES) for r in rounds)
+    assert sorted(r[0] for r in rounds) == sorted(gateway.SIDES)
+
+
+def test_the_gateway_sessions_send_the_session_growing_valid_and_each_their_own() -> None:
+    """``bench.gateway.Session``: the realistic session, valid, a round longer per request; two clients differ."""
+    first, second = gateway.Session(0), gateway.Session(1)
+    bodies = [json.loads(first.next()), json.loads(first.next())]
+    other = json.loads(second.next())
+    base = session()
+    assert [len(b["messages"]) for b in bodies] == [len(base) + 3, len(base) + 6]
+    assert bodies[1]["messages"][1:] == base[1:] + session_round(0) + session_round(1)
+    assert validate(bodies[1]["messages"], lane="anthropic.messages") == []
+    assert other["messages"][0] != bodies[0]["messages"][0]
+    assert other["messages"][1:] == bodies[0]["messages"][1:]
 
 
 def test_the_floor_variant_records_one_span_and_two_points_and_uninstrument_restores_the_sdk() -> None:
@@ -338,7 +443,6 @@ print(json.dumps([[s.instrumentation_scope.name, s.attributes.get("toolturn.repa
 )
 def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_own(row: str, scope: str) -> None:
     """The ``, SDK span`` row's client makes its call span and otel-toolturn records onto it; the others make none."""
-    import json  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
 
     done = subprocess.run(

@@ -10,53 +10,26 @@ proxy process exported. A proxy that cannot start fails the test with the end of
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Final
 
 import anthropic
 import openai
 import pytest
-import yaml
 
 from otel_toolturn import validate
 from otel_toolturn.simulator import Simulator
 from tests.transcripts import A, R, U, build, c, t
 
+from .litellm_proxy import MASTER_KEY, PROXY_PATIENCE, proxy_config, proxy_environment, start_proxy
 from .otlp_receiver import Received, otlp_receiver
-from .servers import SETUP_HINT, Server, free_port, running, start, wait_until
+from .servers import Server, running, wait_until
 
 pytestmark = pytest.mark.e2e
 
-MASTER_KEY: Final = "sk-proxy-test-0123456789abcdefghijklmnopqrstuvwxyz"
-PROXY_PATIENCE: Final = 180.0
 EXPORT_PATIENCE: Final = 60.0
 MISSING: Final = (U("read a"), A(t("Reading."), c("call_1", "read")), U("and now?"))
 ORPHAN: Final = (U("read a"), R("call_9", "stray"), U("go on"))
-REPO: Final = Path(__file__).resolve().parents[2]
-
-
-def proxy_config(sim: Simulator) -> dict[str, object]:
-    """The documented proxy config: two models on the simulator, otel-toolturn's callback."""
-    return {
-        "model_list": [
-            {
-                "model_name": "gpt-sim",
-                "litellm_params": {"model": "openai/gpt-4o-mini", "api_base": sim.openai_base_url, "api_key": "sk-sim"},
-            },
-            {
-                "model_name": "claude-sim",
-                "litellm_params": {
-                    "model": "anthropic/claude-sonnet-4-5",
-                    "api_base": sim.base_url,
-                    "api_key": "sk-sim",
-                },
-            },
-        ],
-        "litellm_settings": {"callbacks": "otel_toolturn.integrations.litellm_proxy.callback"},
-    }
 
 
 @pytest.fixture(scope="module")
@@ -74,29 +47,20 @@ def receiver() -> Iterator[tuple[str, Received]]:
 @pytest.fixture(scope="module")
 def proxy(sim: Simulator, receiver: tuple[str, Received], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The LiteLLM proxy, started by pid on a free loopback port, exporting OTLP to the receiver."""
-    binary = shutil.which("litellm", path=str(Path(sys.executable).parent))
-    if binary is None:
-        pytest.fail(f"the litellm CLI is not installed (the litellm extra): {SETUP_HINT}", pytrace=False)
+    env = proxy_environment(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver[0],
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "OTEL_METRICS_EXPORTER": "otlp",
+            "OTEL_LOGS_EXPORTER": "none",
+            "OTEL_BSP_SCHEDULE_DELAY": "200",
+            "OTEL_METRIC_EXPORT_INTERVAL": "500",
+            "OTEL_SERVICE_NAME": "litellm-proxy",
+        }
+    )
     workdir = tmp_path_factory.mktemp("litellm-proxy")
-    config = workdir / "config.yaml"
-    config.write_text(yaml.safe_dump(proxy_config(sim)), encoding="utf-8")
-    port = free_port()
-    env = {
-        "LITELLM_MASTER_KEY": MASTER_KEY,
-        "LITELLM_OFFLINE_MODE": "true",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "PYTHONPATH": str(REPO),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver[0],
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-        "OTEL_TRACES_EXPORTER": "otlp",
-        "OTEL_METRICS_EXPORTER": "otlp",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_BSP_SCHEDULE_DELAY": "200",
-        "OTEL_METRIC_EXPORT_INTERVAL": "500",
-        "OTEL_SERVICE_NAME": "litellm-proxy",
-    }
-    argv = [binary, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
-    server = start("litellm-proxy", argv, url=f"http://127.0.0.1:{port}", workdir=workdir, env=env)
+    server = start_proxy(proxy_config(sim.base_url), env, workdir=workdir, name="litellm-proxy")
     with running(server, "/health/liveliness", patience=PROXY_PATIENCE):
         yield server
 
