@@ -279,12 +279,15 @@ class _Restoration:
 
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
-        units, ids, anywhere = self.units, self.ids, self.adapter.results_anywhere
+        units, ids, anywhere, unique = self.units, self.ids, self.adapter.results_anywhere, self.adapter.unique_ids
         owner: dict[str, _Slot | Clean] = {}
         taken: set[str] = set()  # the call ids of the view so far, derived ones included
         replied = -1  # the last assistant unit so far
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
         for index, kind in enumerate(self.kinds):
+            if kind == OTHER:
+                adjacent = -1
+                continue
             if kind == RESULT:
                 if index in self.apart:
                     adjacent = -1  # it opens a later message than the results before it: not in place
@@ -314,15 +317,14 @@ class _Restoration:
             if kind == CLEAN:
                 clean = units[index]
                 assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
-                if not self.adapter.unique_ids:
+                if not unique:
                     pass
                 elif taken.isdisjoint(clean.ids):  # the ids of a clean turn fit the API
                     taken.update(clean.ids)
                 else:
                     self._derived(clean.ids, taken)
                     self.reached.add(clean.position)  # an earlier turn used one of its ids
-                for call_id in clean.ids:
-                    owner[call_id] = clean
+                owner.update(dict.fromkeys(clean.ids, clean))
                 replied = index
             elif kind == REPLY:
                 replied = index

@@ -170,7 +170,7 @@ class Clean:
 
     __slots__ = ("ids", "items", "position")
 
-    def __init__(self, position: int, ids: Sequence[str], items: tuple[object, ...]) -> None:
+    def __init__(self, position: int, ids: Sequence[str], items: Sequence[object]) -> None:
         self.position = position
         """Where the turn stands in the wire list."""
         self.ids = ids

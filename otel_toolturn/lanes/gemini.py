@@ -438,7 +438,7 @@ def _answered(content: object, position: int, keys: list[str], matcher: Matcher)
     if len(parts) != len(keys):
         return False
     for part in parts:
-        if response_of(part) is None or field(part, "text"):
+        if response_of(part) is None or (part.get("text") if type(part) is dict else field(part, "text")):
             return False
     return matcher.claim(parts, keys)
 

@@ -57,27 +57,32 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
     return calls
 
 
-def _call_id(call: object, position: int) -> str:
-    """A tool call's ``id``; a call without a readable one is rejected, naming where."""
-    call_id = call.get("id") if type(call) is dict else None
-    return call_id if type(call_id) is str and call_id else call_id_of(call, "id", position, "tool call")
+def _read_calls(messages: Sequence[object], position: int, calls: Sequence[object]) -> tuple[list[str], int]:
+    """The ids of the assistant message's tool ``calls``, and where its clean turn ends (``0``: it is not clean).
 
-
-def _answered(messages: Sequence[object], start: int, end: int, call_ids: list[str]) -> bool:
-    """Whether ``messages[start:end]`` are exactly one ``tool`` message per call of ``call_ids`` (distinct ids)."""
+    The turn is clean when its ids are distinct and the messages right after it are exactly one ``tool``
+    message per call. A call without a readable id is rejected, naming where.
+    """
+    call_ids: list[str] = []
+    for call in calls:
+        call_id = call.get("id") if type(call) is dict else None
+        if type(call_id) is not str or not call_id:
+            call_id = call_id_of(call, "id", position, "tool call")
+        call_ids.append(call_id)
     expected = set(call_ids)
+    end = position + 1 + len(call_ids)
     if end > len(messages) or len(expected) != len(call_ids):
-        return False
-    for position in range(start, end):
-        message = messages[position]
+        return call_ids, 0
+    for at in range(position + 1, end):
+        message = messages[at]
         if type(message) is dict:
             role, call_id = message.get("role"), message.get("tool_call_id")
         else:
             role, call_id = role_of(message), field(message, "tool_call_id")
         if role != "tool" or type(call_id) is not str or call_id not in expected:
-            return False
+            return call_ids, 0
         expected.remove(call_id)
-    return True
+    return call_ids, end
 
 
 class OpenAIChat:
@@ -106,12 +111,13 @@ class OpenAIChat:
                 position += 1
                 continue
             if role == "assistant":
-                tool_calls = _tool_calls(message, position)
+                tool_calls = message.get("tool_calls") if type(message) is dict else _tool_calls(message, position)
+                if tool_calls is not None and type(tool_calls) is not list:
+                    tool_calls = _tool_calls(message, position)
                 if tool_calls:
-                    call_ids = [_call_id(call, position) for call in tool_calls]
-                    end = position + 1 + len(call_ids)
-                    if position not in full and _answered(messages, position + 1, end, call_ids):
-                        units.append(Clean(position, call_ids, tuple(messages[position:end])))
+                    call_ids, end = _read_calls(messages, position, tool_calls)
+                    if end and position not in full:
+                        units.append(Clean(position, call_ids, messages[position:end]))
                         kinds.append(CLEAN)
                         position = end
                         continue

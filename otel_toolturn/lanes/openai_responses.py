@@ -127,17 +127,30 @@ def _replied(item: object, kind: object) -> bool:
 
 
 class _Run:
-    """A run of call items as ``_read_run`` reads it: its calls (ids and items, in order), all its items, its marks."""
+    """A run of call items as ``_read_run`` reads it: its calls (ids and items as read, in order), and its marks.
 
-    __slots__ = ("call_ids", "items", "marks", "refs")
+    ``read_as``: the items read otherwise than they stand (without a repeated ``id``), by position.
+    """
+
+    __slots__ = ("call_ids", "marks", "read_as", "refs")
 
     def __init__(
-        self, call_ids: list[str], refs: list[object], items: tuple[object, ...], marks: list[tuple[RepairForm, str]]
+        self,
+        call_ids: list[str],
+        refs: list[object],
+        marks: list[tuple[RepairForm, str]],
+        read_as: dict[int, object],
     ) -> None:
         self.call_ids = call_ids
         self.refs = refs
-        self.items = items
         self.marks = marks
+        self.read_as = read_as
+
+    def items(self, messages: Sequence[object], first: int, end: int) -> tuple[object, ...]:
+        """The run's items as read, from ``first`` to ``end``."""
+        if not self.read_as:
+            return tuple(messages[first:end])
+        return tuple(self.read_as.get(position, messages[position]) for position in range(first, end))
 
 
 def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[int, _Run] | None:
@@ -150,16 +163,20 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
     """
     call_ids: list[str] = []
     refs: list[object] = []
-    items: list[object] = []
     marks: list[tuple[RepairForm, str]] = []
+    read_as: dict[int, object] = {}
     added: list[str] = []
     end = index = first
     while index < len(messages):
         inner = messages[index]
-        kind = _type(inner)
+        if type(inner) is dict:
+            kind, inner_id = inner.get("type"), inner.get("id")
+        else:
+            kind, inner_id = field(inner, "type"), field(inner, "id")
         if kind not in CALL_TYPES and kind != "reasoning":
             break
-        inner_id = _item_id(inner)
+        if not isinstance(inner_id, str):
+            inner_id = ""
         if kind in CALL_TYPES:
             call_id = inner.get("call_id") if type(inner) is dict else None
             if type(call_id) is not str or not call_id:
@@ -168,7 +185,7 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
                 break
             if inner_id in seen and call_id not in call_ids:
                 marks.append(("duplicate_item_id", call_id))
-                inner = without(inner, "id", index)
+                inner = read_as[index] = without(inner, "id", index)
             call_ids.append(call_id)
             refs.append(inner)
             end = index + 1
@@ -181,14 +198,13 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
         if inner_id and inner_id not in seen:
             seen.add(inner_id)
             added.append(inner_id)
-        items.append(inner)
         index += 1
     if not call_ids:
         seen.difference_update(added)
         return None
     for item in messages[end:index]:  # reasoning after the last call: not the run's
         seen.discard(_item_id(item))
-    return end, _Run(call_ids, refs, tuple(items[: end - first]), marks)
+    return end, _Run(call_ids, refs, marks, read_as)
 
 
 def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], seen: set[str]) -> int:
@@ -232,10 +248,9 @@ class OpenAIResponses:
         A run with distinct call ids and nothing marked, followed by exactly one output item per call, is
         read with them as ``Clean``. Refused where they stand: an item that is no call and no output and
         repeats an earlier item's ``id`` (a replayed reasoning item ends the run it stood in), and reasoning
-        that only reasoning,
-        then the end or an output, follows. A call or output item that repeats an earlier item's ``id``
-        is read without it, marked ``duplicate_item_id`` (a call that repeats a call id of its own run
-        is left whole: the law leaves it out).
+        that only reasoning, then the end or an output, follows. A call or output item that repeats an
+        earlier item's ``id`` is read without it, marked ``duplicate_item_id`` (a call that repeats a call
+        id of its own run is left whole: the law leaves it out).
         """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
@@ -250,6 +265,14 @@ class OpenAIResponses:
                 kind, item_id = field(item, "type"), field(item, "id")
             if not isinstance(item_id, str):
                 item_id = ""
+            if (kind is None or kind == "message") and not (item_id and item_id in seen):
+                if item_id:
+                    seen.add(item_id)
+                role = item.get("role") if type(item) is dict else field(item, "role")
+                units.append(item)
+                kinds.append(REPLY if role == "assistant" else OTHER)
+                index += 1
+                continue
             if kind in OUTPUT_TYPES:
                 call_id = result_id_of(item, "call_id")
                 if item_id in seen:
@@ -274,12 +297,13 @@ class OpenAIResponses:
                     end, run = read
                     stop_at = 0 if run.marks or index in full else _outputs_after(messages, end, run.call_ids, seen)
                     if stop_at:
-                        units.append(Clean(index, run.call_ids, tuple(messages[index:stop_at])))
+                        units.append(Clean(index, run.call_ids, messages[index:stop_at]))
                         kinds.append(CLEAN)
                         index = stop_at
                         continue
                     calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
-                    units.append(Turn(position=index, calls=calls, items=run.items, marks=tuple(run.marks)))
+                    items = run.items(messages, index, end)
+                    units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
                     kinds.append(TURN)
                     index = end
                     continue
