@@ -246,7 +246,13 @@ def ensure_tool_turn_invariants(
 
 
 class _Restoration:
-    """The law on one read list: attribution first, then each turn's decision, then one emission."""
+    """The law on one read list: attribution first, then each turn's decision, then one emission.
+
+    A ``Clean`` unit (a turn the lane read as clean, with its results) is carried as it is: its call ids
+    take part in attribution and in the unique-id rule, and nothing is built for its calls. A result that
+    answers one of its calls later, or an id an earlier turn already used, reaches it: ``reached`` names
+    it, nothing is decided, and the caller reads the list again with that turn in full.
+    """
 
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter

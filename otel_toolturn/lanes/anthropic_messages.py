@@ -108,7 +108,7 @@ class AnthropicMessages:
                     if ids:
                         end = 0 if trailing or position in full else _answered(messages, position + 1, ids)
                         if end:
-                            units.append(Clean(position, ids, tuple(messages[position:end])))
+                            units.append(Clean(position, ids, messages[position:end]))
                             kinds.append(CLEAN)
                             position = end
                             continue

@@ -170,13 +170,15 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
         found: list[object] = []
         found_ids: list[str | None] = []
         for part in parts_of(contents[index], index):
-            data = call_of(part)
+            data = part.get("functionCall") if type(part) is dict else None
+            if data is None:
+                data = call_of(part)
             if data is not None:
                 found.append(part)
                 found_ids.append(id_of(data))
         if calls and (not found or signed(found[0]) or not ids.isdisjoint(found_ids)):
             break
-        calls.extend((index, part) for part in found)
+        calls += [(index, part) for part in found]
         ids.update(found_ids)
         ids.discard(None)  # a call without an id repeats none
         index += 1
@@ -223,7 +225,7 @@ class GeminiGenerateContent:
                 if not signed(calls[0]):
                     marks = (("placeholder_signature", keys[0]),)
                 elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
-                    units.append(Clean(first, keys, tuple(messages[first : index + 1])))
+                    units.append(Clean(first, keys, messages[first : index + 1]))
                     kinds.append(CLEAN)
                     after_results = True
                     index += 1
