@@ -170,8 +170,11 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
         found: list[object] = []
         found_ids: list[str | None] = []
         for part in parts_of(contents[index], index):
-            data = part.get("functionCall") if type(part) is dict else None
-            if data is None:
+            if type(part) is dict:
+                data = part.get("functionCall")
+                if data is None:
+                    data = part.get("function_call")
+            else:
                 data = call_of(part)
             if data is not None:
                 found.append(part)
