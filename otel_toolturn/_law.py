@@ -107,6 +107,7 @@ from dataclasses import dataclass
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    CLEAN,
     OTHER,
     PART,
     REPLY,
@@ -114,6 +115,7 @@ from otel_toolturn._view import (
     SECOND_RESULT_SEPARATOR,
     TURN,
     Call,
+    Clean,
     Emitted,
     LaneAdapter,
     Turn,
@@ -183,16 +185,14 @@ class _Slot:
 
     ``replied``: for each result, the index of the last assistant unit before it (the turn itself,
     or later). ``placed``: its results that stood right after the turn (only results between them).
-    ``repeats``: the earlier calls, as sent, that used this call's id. ``written``: the call as the
-    view writes it (``call`` itself unless it got ``new_id``).
+    ``written``: the call as the view writes it (``call`` itself unless it got ``new_id``).
     """
 
-    __slots__ = ("call", "new_id", "placed", "repeats", "replied", "results", "turn", "written")
+    __slots__ = ("call", "new_id", "placed", "replied", "results", "turn", "written")
 
-    def __init__(self, call: Call, turn: int, repeats: tuple[Call, ...]) -> None:
+    def __init__(self, call: Call, turn: int) -> None:
         self.call = call
         self.turn = turn
-        self.repeats = repeats
         self.results: list[int] = []
         self.replied: list[int] = []
         self.placed: list[int] = []
@@ -235,19 +235,32 @@ def ensure_tool_turn_invariants(
             "materialise an iterator with list() first"
         )
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
-    return _Restoration(adapter, adapter.read(messages), chained=chained).view(messages, prior)
+    restoration = _Restoration(adapter, adapter.read(messages), chained=chained)
+    full: set[int] = set()
+    while restoration.reached:
+        # A clean turn a later unit reaches is read in full. Attribution reads a clean turn as it reads
+        # the same turn in full, so the first pass finds every such turn and the second read is the last.
+        full |= restoration.reached
+        restoration = _Restoration(adapter, adapter.read(messages, full), chained=chained)
+    return restoration.view(messages, prior)
 
 
 class _Restoration:
-    """The law on one read list: attribution first, then each turn's decision, then one emission."""
+    """The law on one read list: attribution first, then each turn's decision, then one emission.
+
+    A ``Clean`` unit (a turn the lane read as clean, with its results) is carried as it is: its call ids
+    take part in attribution and in the unique-id rule, and nothing is built for its calls. A result that
+    answers one of its calls later, or an id an earlier turn already used, reaches it: ``reached`` names
+    it, nothing is decided, and the caller reads the list again with that turn in full.
+    """
 
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
         self.forms: dict[int, dict[RepairForm, list[str]]] = {}
         self.slots_of: dict[int, list[_Slot]] = {}
-        self.uses: dict[str, list[Call]] = {}
-        """Call id -> the calls that used it, in order."""
+        self.reached: set[int] = set()
+        """The positions of the clean turns a later unit reaches: the list is read again with them in full."""
         self.orphans: list[str] = []
         self.refused: dict[RepairForm, list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
@@ -260,8 +273,9 @@ class _Restoration:
         of a run's calls after the outputs that directly follow the run (results-anywhere lanes)."""
         self.rewritten: set[int] = set()
         self._attribute(chained=chained)
-        for index, slots in self.slots_of.items():
-            self._decide(index, slots)
+        if not self.reached:
+            for index, slots in self.slots_of.items():
+                self._decide(index, slots)
 
     def note(self, turn: int, form: RepairForm, call_id: str) -> None:
         """Record that ``form`` was restored for ``call_id`` on the turn at unit index ``turn``."""
@@ -271,18 +285,24 @@ class _Restoration:
 
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
-        units, ids, anywhere = self.units, self.ids, self.adapter.results_anywhere
-        owner: dict[str, _Slot] = {}
+        units, ids, anywhere, unique = self.units, self.ids, self.adapter.results_anywhere, self.adapter.unique_ids
+        owner: dict[str, _Slot | Clean] = {}
         taken: set[str] = set()  # the call ids of the view so far, derived ones included
         replied = -1  # the last assistant unit so far
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
         for index, kind in enumerate(self.kinds):
+            if kind == OTHER:
+                adjacent = -1
+                continue
             if kind == RESULT:
                 if index in self.apart:
                     adjacent = -1  # it opens a later message than the results before it: not in place
                 call_id = ids.get(index)
                 slot = owner.get(call_id) if call_id is not None else None
-                if slot is not None:
+                if type(slot) is Clean:
+                    self.reached.add(slot.position)  # a later result answers one of its calls
+                elif slot is not None:
+                    assert isinstance(slot, _Slot)  # noqa: S101 - the only other kind; narrows for the type checker
                     slot.results.append(index)
                     slot.replied.append(replied)
                     if slot.turn == adjacent:
@@ -300,48 +320,67 @@ class _Restoration:
                 self._read_turn(index, turn, owner, taken)
                 replied = adjacent = index
                 continue
-            if kind == REPLY:
+            if kind == CLEAN:
+                clean = units[index]
+                assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
+                if not unique:
+                    pass
+                elif taken.isdisjoint(clean.ids):  # the ids of a clean turn fit the API
+                    taken.update(clean.ids)
+                else:
+                    self._derived(clean.ids, taken)
+                    self.reached.add(clean.position)  # an earlier turn used one of its ids
+                owner.update(dict.fromkeys(clean.ids, clean))
+                replied = index
+            elif kind == REPLY:
                 replied = index
             adjacent = -1
 
-    def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot], taken: set[str]) -> None:
+    def _derived(self, call_ids: Sequence[str], taken: set[str]) -> list[tuple[RepairForm, str | None]] | None:
+        """The unique-id rule on one turn's distinct call ids, in call order; ``taken`` gains what the turn uses.
+
+        ``None``: every id is kept. Otherwise, per call, the form it is restored under and its derived id,
+        or ``None`` for an id kept as it is; a derived id fits the API and is not taken.
+        """
+        fits = self.adapter.fits_id
+        if taken.isdisjoint(call_ids) and all(map(fits, call_ids)):
+            taken.update(call_ids)
+            return None
+        reserved = taken.union(call_ids)
+        derived: list[tuple[RepairForm, str | None]] = []
+        for call_id in call_ids:
+            form: RepairForm = "reused_id" if call_id in taken else "invalid_id"
+            new_id = None
+            if form == "reused_id" or not fits(call_id):
+                new_id = self.adapter.derive_id(call_id, reserved)
+                reserved.add(new_id)
+            derived.append((form, new_id))
+        taken.update(new_id or call_id for call_id, (_, new_id) in zip(call_ids, derived, strict=True))
+        return derived
+
+    def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot | Clean], taken: set[str]) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         seen: set[str] = set()
         slots: list[_Slot] = []
-        all_uses = self.uses
         for call in turn.calls:
             call_id = call.call_id
             if call_id in seen:
                 self.note(index, "duplicate_call", call_id)
                 continue
             seen.add(call_id)
-            uses = all_uses.get(call_id)
-            if uses is None:
-                slot = _Slot(call, index, ())
-                all_uses[call_id] = [call]
-            else:
-                slot = _Slot(call, index, tuple(uses))
-                uses.append(call)
+            slot = _Slot(call, index)
             owner[call_id] = slot
             slots.append(slot)
         renamed = False
         if self.adapter.unique_ids:
-            fits = self.adapter.fits_id
-            if taken.isdisjoint(seen) and all(map(fits, seen)):
-                taken |= seen
-            else:
+            derived = self._derived([slot.call.call_id for slot in slots], taken)
+            if derived is not None:
                 renamed = True
-                reserved = taken | seen
-                for slot in slots:
-                    call_id = slot.call.call_id
-                    form: RepairForm = "reused_id" if call_id in taken else "invalid_id"
-                    if form == "invalid_id" and fits(call_id):
-                        continue
-                    slot.new_id = self.adapter.derive_id(call_id, reserved)
-                    slot.written = self.adapter.rename_call(slot.call, slot.new_id, repeats=slot.repeats)
-                    reserved.add(slot.new_id)
-                    self.note(index, form, call_id)
-                taken.update(slot.new_id or slot.call.call_id for slot in slots)
+                for slot, (form, new_id) in zip(slots, derived, strict=True):
+                    if new_id is not None:
+                        slot.new_id = new_id
+                        slot.written = self.adapter.rename_call(slot.call, new_id)
+                        self.note(index, form, slot.call.call_id)
         if turn.trailing:
             for slot in slots:
                 self.note(index, "trailing_text", slot.call.call_id)
@@ -453,31 +492,46 @@ class _Restoration:
     def _emit(self) -> Emitted:
         """Every unit in order: replaced where decided, each followed by what is written after it."""
         adapter, units, kinds, sources = self.adapter, self.units, self.kinds, self.sources
+        at, after = self.at, self.after
         out = Emitted()
+        items, item_kinds, item_sources = out.items, out.kinds, out.sources
 
-        def add(kind: int, item: object, source: object) -> None:
-            out.items.append(item)
-            out.kinds.append(kind)
-            out.sources.append(source)
+        def whole(written: Sequence[object]) -> None:
+            """Whole wire items, as they are written."""
+            items.extend(written)
+            item_kinds.extend([OTHER] * len(written))
+            item_sources.extend([None] * len(written))
 
         for index, kind in enumerate(kinds):
-            replaced = self.at.get(index)
-            if replaced is not None:
-                for piece in replaced:
-                    add(*piece)
+            pieces = at.get(index) if at else None
+            if pieces is not None:
+                for piece_kind, item, source in pieces:
+                    items.append(item)
+                    item_kinds.append(piece_kind)
+                    item_sources.append(source)
+            elif kind in (OTHER, REPLY):
+                items.append(units[index])
+                item_kinds.append(OTHER)
+                item_sources.append(None)
+            elif kind == CLEAN:
+                clean = units[index]
+                assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
+                whole(clean.items)
             elif kind == TURN:
                 turn = units[index]
                 assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
-                written: Sequence[object] = turn.items
                 if index in self.rewritten:
                     pairs = [(slot.call.ref, slot.out.ref) for slot in self.slots_of[index]]
-                    written = adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing)
-                for item in written:
-                    add(OTHER, item, None)
-            elif kind in (OTHER, REPLY):
-                add(OTHER, units[index], None)
+                    whole(adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing))
+                else:
+                    whole(turn.items)
             else:
-                add(kind, units[index], sources.get(index))
-            for piece in self.after.get(index, ()):
-                add(*piece)
+                items.append(units[index])
+                item_kinds.append(kind)
+                item_sources.append(sources.get(index))
+            if index in after:
+                for piece_kind, item, source in after[index]:
+                    items.append(item)
+                    item_kinds.append(piece_kind)
+                    item_sources.append(source)
         return out

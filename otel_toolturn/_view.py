@@ -11,6 +11,9 @@ outcome back. The view knows no wire format; the law knows no lane.
   content that held function responses);
 - a reply: any other message the model produced (an assistant message without calls), carried
   untouched — it ends the window in which a result may still move up to its call;
+- a clean turn (``Clean``): a turn and the results right after it, read as one unit with no per-call
+  objects, when the lane tells from the wire fields alone that the law has nothing to restore on it
+  (its calls distinct and well-formed, exactly one result per call right after it, nothing to move);
 - anything else, carried untouched as the wire item itself.
 
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace`` /
@@ -20,7 +23,7 @@ Also here, because every lane needs them: the interrupted-close texts, and ``fie
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -151,6 +154,29 @@ PART: Final = 3
 """A unit that is a run of a message's non-result blocks (Anthropic), as a tuple."""
 REPLY: Final = 4
 """A unit carried untouched that the model produced (an assistant message without calls): the wire item itself."""
+CLEAN: Final = 5
+"""A unit that is a ``Clean`` turn with its results."""
+
+
+class Clean:
+    """A turn the lane read as clean, with its results: carried untouched unless a later unit reaches it.
+
+    The lane reads a turn this way only when, from the wire fields alone, the law has nothing to restore
+    on it: its calls carry distinct ids the API accepts, nothing is marked on its items, and the wire
+    items right after it hold exactly one result per call and nothing else. What the lane cannot see
+    from there — a later result answering one of its calls, or (unique-id lanes) an id an earlier turn
+    already used — the law finds; the list is then read again with the turn in full (``read(full=...)``).
+    """
+
+    __slots__ = ("ids", "items", "position")
+
+    def __init__(self, position: int, ids: Sequence[str], items: Sequence[object]) -> None:
+        self.position = position
+        """Where the turn stands in the wire list."""
+        self.ids = ids
+        """The turn's call ids, in call order."""
+        self.items = items
+        """The wire items: the turn's own, then those holding its results."""
 
 
 @dataclass(slots=True)
@@ -158,9 +184,9 @@ class View:
     """A wire list cut into units, as parallel lists, so an untouched item costs two appends.
 
     ``units[i]`` is read by ``kinds[i]``: the wire item (``OTHER``, ``REPLY``), a ``Turn`` (``TURN``),
-    a result's wire object (``RESULT``), or a tuple of blocks (``PART``). For a result, ``ids[i]`` is
-    the call id it answers (``None``: unreadable); for a result or a part, ``sources[i]`` is the wire
-    message it stands in.
+    a result's wire object (``RESULT``), a tuple of blocks (``PART``), or a ``Clean`` turn with its
+    results (``CLEAN``). For a result, ``ids[i]`` is the call id it answers (``None``: unreadable); for a
+    result or a part, ``sources[i]`` is the wire message it stands in.
     """
 
     units: list[object] = dataclasses.field(default_factory=list)
@@ -201,8 +227,12 @@ class LaneAdapter(Protocol):
     results_anywhere: bool
     """Whether the API accepts a result anywhere after its call (Responses) rather than only right after it."""
 
-    def read(self, messages: Sequence[object]) -> View:
-        """Cut the wire list into units, in order (a list it cannot read is a ``ToolTurnInputError``)."""
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+        """Cut the wire list into units, in order (a list it cannot read is a ``ToolTurnInputError``).
+
+        A turn the lane tells clean is one ``Clean`` unit, unless its position is in ``full``: then it is
+        read as a ``Turn`` and its results, as any other.
+        """
 
     def interrupted(self, result: object) -> bool:
         """Whether the result is an interrupted close (it says only that no outcome was recorded)."""
@@ -222,8 +252,8 @@ class LaneAdapter(Protocol):
         An item whose results are all there, alone and in order, is that item itself.
         """
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
-        """A copy of the call carrying ``new_id``; ``repeats``: the earlier calls that used its id."""
+    def rename_call(self, call: Call, new_id: str) -> Call:
+        """A copy of the call carrying ``new_id``."""
 
     def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""

@@ -332,3 +332,35 @@ def test_fold_keeps_is_error_and_block_contents() -> None:
             }
         ],
     }
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_result_recorded_later_for_a_clean_turn_reaches_it(lane: Lane) -> None:
+    """A turn answered once per call right after it needs nothing; a result recorded for it later still reaches it."""
+    given = build(lane, [U("q"), A(c("c1"), c("c2")), R("c1"), R("c2"), A(t("done")), R("c2")])
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [("duplicate_result_in_place", ("c2",))]
+    assert validate(view.messages, lane=lane) == []
+    assert all(kept is item for kept, item in zip(view.messages, given[:-1], strict=False))
+
+
+def test_a_clean_turn_whose_id_an_earlier_turn_took_gets_a_derived_id() -> None:
+    """Anthropic: an id derived for an earlier turn is taken; a later turn otherwise clean that uses it is renamed."""
+    given = build(
+        ANTHROPIC,
+        [
+            U("q"),
+            A(c("functions.a:0")),
+            R("functions.a:0"),
+            A(t("ok")),
+            U("more"),
+            A(c("functions_a_0")),
+            R("functions_a_0"),
+        ],
+    )
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [
+        ("invalid_id", ("functions.a:0",)),
+        ("reused_id", ("functions_a_0",)),
+    ]
+    assert validate(view.messages, lane=ANTHROPIC) == []

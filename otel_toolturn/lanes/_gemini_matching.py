@@ -89,8 +89,29 @@ class Matcher:
         self.by_name.update(named)
         return keys
 
+    def claim(self, parts: Sequence[object], keys: Sequence[str]) -> bool:
+        """Whether one content's responses each answer by their own ``id`` alone the calls of ``keys``, one each.
+
+        When they do, they are taken as ``responses`` takes them; otherwise nothing changes.
+        """
+        chosen = self._by_own_id(parts)
+        if chosen is None or {choice.key for choice in chosen} != set(keys):
+            return False
+        for choice in chosen:
+            choice.answered = True
+        return True
+
     def _each_by_its_own_id(self, parts: Sequence[object]) -> list[str | None] | None:
-        """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case).
+        """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case)."""
+        chosen = self._by_own_id(parts)
+        if chosen is None:
+            return None
+        for choice in chosen:
+            choice.answered = True
+        return [choice.key for choice in chosen]
+
+    def _by_own_id(self, parts: Sequence[object]) -> list[_Choice] | None:
+        """The calls the responses answer by their ``id`` alone, in order (``None``: not each of them does).
 
         The common case: each response carries the id of the one call with that id, of its own name,
         that nothing answered yet, and no two responses share one.
@@ -106,9 +127,7 @@ class Matcher:
             if choice.name != name_of(data) or choice.answered or choice in chosen:
                 return None
             chosen.append(choice)
-        for choice in chosen:
-            choice.answered = True
-        return [choice.key for choice in chosen]
+        return chosen
 
     def responses(self, parts: Sequence[object]) -> list[str | None]:
         """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).

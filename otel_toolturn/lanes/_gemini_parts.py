@@ -64,13 +64,13 @@ def signed(part: object) -> bool:
 
 def name_of(data: object) -> str | None:
     """The call's or response's ``name`` (``None``: absent or empty)."""
-    name = field(data, "name")
+    name = data.get("name") if type(data) is dict else field(data, "name")
     return name if isinstance(name, str) and name else None
 
 
 def id_of(data: object) -> str | None:
     """The call's or response's ``id`` (``None``: absent or empty)."""
-    value = field(data, "id")
+    value = data.get("id") if type(data) is dict else field(data, "id")
     return value if isinstance(value, str) and value else None
 
 

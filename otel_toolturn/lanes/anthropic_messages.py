@@ -10,10 +10,11 @@ server: they are not client calls. Ids must be unique in the whole request and m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
+    CLEAN,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     PART,
@@ -21,6 +22,7 @@ from otel_toolturn._view import (
     RESULT,
     TURN,
     Call,
+    Clean,
     Emitted,
     Turn,
     View,
@@ -70,21 +72,26 @@ class AnthropicMessages:
     unique_ids = True
     results_anywhere = False
 
-    def read(self, messages: Sequence[object]) -> View:
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
         """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
-        Each ``tool_result`` is a result, and the other blocks of a message holding results are parts.
+        Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
+        turn whose ``tool_use`` blocks end the message, with distinct ids that fit the pattern, followed by
+        a user message of exactly one ``tool_result`` per call, is read with that message as ``Clean``.
         """
         view = View()
         units, kinds = view.units, view.kinds
-        for position, message in enumerate(messages):
+        position, stop = 0, len(messages)
+        while position < stop:
+            message = messages[position]
             if type(message) is dict:
                 role, content = message.get("role"), message.get("content")
             else:
                 role, content = role_of(message), _blocks(message)
-            if type(content) is not str and is_list(content):
+            if type(content) is list or (type(content) is not str and is_list(content)):
                 if role == "assistant":
-                    calls: list[Call] = []
+                    ids: list[str] = []
+                    uses: list[object] = []
                     trailing = False
                     for block in content:
                         if type(block) is dict:
@@ -94,17 +101,28 @@ class AnthropicMessages:
                         if kind == "tool_use":
                             if type(call_id) is not str or not call_id:
                                 call_id = call_id_of(block, "id", position, "tool_use block")
-                            calls.append(Call(call_id, block))
-                        elif calls:
+                            ids.append(call_id)
+                            uses.append(block)
+                        elif ids:
                             trailing = True
-                    if calls:
+                    if ids:
+                        end = 0 if trailing or position in full else _answered(messages, position + 1, ids)
+                        if end:
+                            units.append(Clean(position, ids, messages[position:end]))
+                            kinds.append(CLEAN)
+                            position = end
+                            continue
+                        calls = [Call(call_id, block) for call_id, block in zip(ids, uses, strict=True)]
                         units.append(Turn(position, calls, (message,), trailing))
                         kinds.append(TURN)
+                        position += 1
                         continue
                 elif role == "user" and _read_results(message, content, view):
+                    position += 1
                     continue
             units.append(message)
             kinds.append(REPLY if role == "assistant" else OTHER)
+            position += 1
         return view
 
     def interrupted(self, result: object) -> bool:
@@ -164,9 +182,8 @@ class AnthropicMessages:
             wire.append({"role": "user", "content": fresh})
         return wire
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+    def rename_call(self, call: Call, new_id: str) -> Call:
         """The ``tool_use`` block under ``new_id``."""
-        del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
@@ -230,6 +247,36 @@ class AnthropicMessages:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
+
+
+def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
+    """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
+
+    They are the user messages from ``start`` that hold only ``tool_result`` blocks, exactly one per call;
+    the ids must be distinct and fit the pattern.
+    """
+    expected = set(ids)
+    if len(expected) != len(ids) or not fits_anthropic_id("".join(ids)):
+        return 0
+    position, stop = start, len(messages)
+    while expected and position < stop:
+        message = messages[position]
+        if type(message) is dict:
+            role, content = message.get("role"), message.get("content")
+        else:
+            role, content = role_of(message), _blocks(message)
+        if role != "user" or not (type(content) is list or is_list(content)) or not content:
+            return 0
+        for block in content:
+            if type(block) is dict:
+                kind, call_id = block.get("type"), block.get("tool_use_id")
+            else:
+                kind, call_id = _type(block), field(block, "tool_use_id")
+            if kind != "tool_result" or type(call_id) is not str or call_id not in expected:
+                return 0
+            expected.remove(call_id)
+        position += 1
+    return 0 if expected else position
 
 
 def _read_results(message: object, content: Sequence[object], view: View) -> bool:

@@ -54,11 +54,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    CLEAN,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     PART,
@@ -67,6 +68,7 @@ from otel_toolturn._view import (
     SECOND_RESULT_SEPARATOR,
     TURN,
     Call,
+    Clean,
     Emitted,
     Turn,
     View,
@@ -162,14 +164,26 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
     """
     calls: list[tuple[int, object]] = []
-    ids: set[str] = set()
-    index = first
-    while index < len(contents) and content_role(contents[index]) == "model":
-        found = [part for part in parts_of(contents[index], index) if call_of(part) is not None]
-        if calls and (not found or signed(found[0]) or any(id_of(call_of(part)) in ids for part in found)):
+    ids: set[str | None] = set()
+    index, stop = first, len(contents)
+    while index < stop and content_role(contents[index]) == "model":
+        found: list[object] = []
+        found_ids: list[str | None] = []
+        for part in parts_of(contents[index], index):
+            if type(part) is dict:
+                data = part.get("functionCall")
+                if data is None:
+                    data = part.get("function_call")
+            else:
+                data = call_of(part)
+            if data is not None:
+                found.append(part)
+                found_ids.append(id_of(data))
+        if calls and (not found or signed(found[0]) or not ids.isdisjoint(found_ids)):
             break
-        calls.extend((index, part) for part in found)
-        ids.update(call_id for part in found if (call_id := id_of(call_of(part))) is not None)
+        calls += [(index, part) for part in found]
+        ids.update(found_ids)
+        ids.discard(None)  # a call without an id repeats none
         index += 1
     return index, calls
 
@@ -181,13 +195,15 @@ class GeminiGenerateContent:
     unique_ids = False
     results_anywhere = False
 
-    def read(self, messages: Sequence[object]) -> View:
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
         """Runs of model contents with calls as turns, other model contents replies, responses and parts.
 
         Each ``functionResponse`` part of a user content is a result; the content's other parts are one
         part unit after them (marked ``text_after_results`` when one stood after a response). A result
         content right after another opens apart. A response-only content followed by a model content or the
         end, with only replies and responses before it, gets a part unit holding ``LEADING_RESULTS_TEXT``.
+        A run whose first call is signed, with distinct keys, followed by a user content of exactly one
+        response per call, each answering its call by its own ``id``, is read with that content as ``Clean``.
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
@@ -211,6 +227,12 @@ class GeminiGenerateContent:
                 marks: tuple[tuple[RepairForm, str], ...] = ()
                 if not signed(calls[0]):
                     marks = (("placeholder_signature", keys[0]),)
+                elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
+                    units.append(Clean(first, keys, messages[first : index + 1]))
+                    kinds.append(CLEAN)
+                    after_results = True
+                    index += 1
+                    continue
                 units.append(
                     Turn(
                         position=first,
@@ -314,9 +336,8 @@ class GeminiGenerateContent:
             return [sources[0]]
         return [_user_content(parts, sources[0] if sources else None, None)]
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+    def rename_call(self, call: Call, new_id: str) -> Call:
         """The call part under ``new_id`` (ids may repeat in this lane, so the law never asks)."""
-        del repeats
         data = call_of(call.ref)
         key = "functionCall" if isinstance(call.ref, Mapping) and "functionCall" in call.ref else "function_call"
         if isinstance(call.ref, Mapping):
@@ -408,6 +429,23 @@ class GeminiGenerateContent:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Gemini API's tool-turn rules, in its own words."""
         return _validate(messages)
+
+
+def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:
+    """Whether ``content`` holds exactly the clean answer to the calls of ``keys`` (the matcher takes it, then).
+
+    It is a user content of exactly one response per call (the keys distinct), each answering its call by
+    its own ``id``.
+    """
+    if content_role(content) == "model" or len(set(keys)) != len(keys):
+        return False
+    parts = parts_of(content, position)
+    if len(parts) != len(keys):
+        return False
+    for part in parts:
+        if response_of(part) is None or (part.get("text") if type(part) is dict else field(part, "text")):
+            return False
+    return matcher.claim(parts, keys)
 
 
 def _one_text(payload: object) -> tuple[str, str] | None:

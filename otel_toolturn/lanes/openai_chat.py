@@ -8,17 +8,19 @@ kept. Legacy ``function_call`` / role ``function`` messages pass through untouch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    CLEAN,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     REPLY,
     RESULT,
     TURN,
     Call,
+    Clean,
     Emitted,
     Turn,
     View,
@@ -55,6 +57,34 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
     return calls
 
 
+def _read_calls(messages: Sequence[object], position: int, calls: Sequence[object]) -> tuple[list[str], int]:
+    """The ids of the assistant message's tool ``calls``, and where its clean turn ends (``0``: it is not clean).
+
+    The turn is clean when its ids are distinct and the messages right after it are exactly one ``tool``
+    message per call. A call without a readable id is rejected, naming where.
+    """
+    call_ids: list[str] = []
+    for call in calls:
+        call_id = call.get("id") if type(call) is dict else None
+        if type(call_id) is not str or not call_id:
+            call_id = call_id_of(call, "id", position, "tool call")
+        call_ids.append(call_id)
+    expected = set(call_ids)
+    end = position + 1 + len(call_ids)
+    if end > len(messages) or len(expected) != len(call_ids):
+        return call_ids, 0
+    for at in range(position + 1, end):
+        message = messages[at]
+        if type(message) is dict:
+            role, call_id = message.get("role"), message.get("tool_call_id")
+        else:
+            role, call_id = role_of(message), field(message, "tool_call_id")
+        if role != "tool" or type(call_id) is not str or call_id not in expected:
+            return call_ids, 0
+        expected.remove(call_id)
+    return call_ids, end
+
+
 class OpenAIChat:
     """Reads and writes the Chat Completions wire list for the law."""
 
@@ -62,25 +92,43 @@ class OpenAIChat:
     unique_ids = False
     results_anywhere = False
 
-    def read(self, messages: Sequence[object]) -> View:
-        """Assistant messages with ``tool_calls`` as turns, other assistant messages replies, tool messages results."""
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+        """Assistant messages with ``tool_calls`` as turns, other assistant messages replies, tool messages results.
+
+        A turn with distinct call ids followed by exactly one ``tool`` message per call is read with them
+        as ``Clean``.
+        """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        for position, message in enumerate(messages):
+        position, stop = 0, len(messages)
+        while position < stop:
+            message = messages[position]
             role = message.get("role") if type(message) is dict else role_of(message)
             if role == "tool":
                 ids[len(units)] = result_id_of(message, "tool_call_id")
                 units.append(message)
                 kinds.append(RESULT)
+                position += 1
                 continue
             if role == "assistant":
-                calls = [Call(call_id_of(c, "id", position, "tool call"), c) for c in _tool_calls(message, position)]
-                if calls:
+                tool_calls = message.get("tool_calls") if type(message) is dict else _tool_calls(message, position)
+                if tool_calls is not None and type(tool_calls) is not list:
+                    tool_calls = _tool_calls(message, position)
+                if tool_calls:
+                    call_ids, end = _read_calls(messages, position, tool_calls)
+                    if end and position not in full:
+                        units.append(Clean(position, call_ids, messages[position:end]))
+                        kinds.append(CLEAN)
+                        position = end
+                        continue
+                    calls = [Call(call_id, call) for call_id, call in zip(call_ids, tool_calls, strict=True)]
                     units.append(Turn(position=position, calls=calls, items=(message,)))
                     kinds.append(TURN)
+                    position += 1
                     continue
             units.append(message)
             kinds.append(REPLY if role == "assistant" else OTHER)
+            position += 1
         return view
 
     def interrupted(self, result: object) -> bool:
@@ -103,9 +151,8 @@ class OpenAIChat:
         """Each result is one whole ``tool`` message."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+    def rename_call(self, call: Call, new_id: str) -> Call:
         """The tool call under ``new_id``."""
-        del repeats  # the call id is the block's only id
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:

@@ -26,16 +26,18 @@ so an item appended later never changes an earlier one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
+    CLEAN,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     REPLY,
     RESULT,
     TURN,
     Call,
+    Clean,
     Emitted,
     Turn,
     View,
@@ -63,7 +65,7 @@ _USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
 
 
 def _type(item: object) -> object:
-    return field(item, "type")
+    return item.get("type") if type(item) is dict else field(item, "type")
 
 
 def _call_after(items: Sequence[object], start: int) -> int:
@@ -74,16 +76,16 @@ def _call_after(items: Sequence[object], start: int) -> int:
     return index
 
 
-def _opens_next_run(call: object, calls: Sequence[Call], run_ids: set[str]) -> bool:
-    """Whether a call item ends the run of ``calls`` (their ids ``run_ids``) ahead of it and opens the next one.
+def _opens_next_run(call: object, call_ids: Sequence[str], refs: Sequence[object]) -> bool:
+    """Whether a call item ends the run of calls ahead of it (their ids and items) and opens the next one.
 
     It does when it repeats a call id of the run and is no replay of that call (the same item, or one
     equal to it): one answer of the model never repeats an id, so it is a later answer.
     """
-    call_id = field(call, "call_id")
-    if not (isinstance(call_id, str) and call_id in run_ids):
+    call_id = call.get("call_id") if type(call) is dict else field(call, "call_id")
+    if not (isinstance(call_id, str) and call_id in call_ids):
         return False
-    return not any(c.ref is call or c.ref == call for c in calls if c.call_id == call_id)
+    return not any(ref is call or ref == call for known, ref in zip(call_ids, refs, strict=True) if known == call_id)
 
 
 def _leads_to_call(items: Sequence[object], start: int) -> bool:
@@ -94,7 +96,7 @@ def _leads_to_call(items: Sequence[object], start: int) -> bool:
 
 def _item_id(item: object) -> str:
     """The item's own ``id`` (``fc_…``, ``msg_…``, ``rs_…``), or ``""`` when it has none."""
-    value = field(item, "id")
+    value = item.get("id") if type(item) is dict else field(item, "id")
     return value if isinstance(value, str) else ""
 
 
@@ -117,56 +119,120 @@ _REPLY_TYPES: Final = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_re
 
 def _replied(item: object, kind: object) -> bool:
     """Whether an item that is no call and no output is one the model produced (it ends a call's window)."""
-    if isinstance(kind, str) and (kind in _REPLY_TYPES or kind.endswith("_call")):
+    if kind is None or kind == "message":
+        pass
+    elif isinstance(kind, str) and (kind in _REPLY_TYPES or kind.endswith("_call")):
         return True
-    return field(item, "role") == "assistant"
+    return (item.get("role") if type(item) is dict else field(item, "role")) == "assistant"
 
 
-def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[int, Turn] | None:
-    """The run of call items (and the reasoning ahead of each) from ``first``: where it ends, and its turn.
+class _Run:
+    """A run of call items as ``_read_run`` reads it: its calls (ids and items as read, in order), and its marks.
+
+    ``read_as``: the items read otherwise than they stand (without a repeated ``id``), by position.
+    """
+
+    __slots__ = ("call_ids", "marks", "read_as", "refs")
+
+    def __init__(
+        self,
+        call_ids: list[str],
+        refs: list[object],
+        marks: list[tuple[RepairForm, str]],
+        read_as: dict[int, object],
+    ) -> None:
+        self.call_ids = call_ids
+        self.refs = refs
+        self.marks = marks
+        self.read_as = read_as
+
+    def items(self, messages: Sequence[object], first: int, end: int) -> tuple[object, ...]:
+        """The run's items as read, from ``first`` to ``end``."""
+        if not self.read_as:
+            return tuple(messages[first:end])
+        return tuple(self.read_as.get(position, messages[position]) for position in range(first, end))
+
+
+def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[int, _Run] | None:
+    """The run of call items (and the reasoning ahead of each) from ``first``: where it ends, and the run.
 
     A run ends at its last call: reasoning after it belongs to what follows. ``None``: no call is read
     from ``first`` (reasoning whose call is kept from it by a replayed item), so ``first`` is no run.
     ``seen`` (the item ids so far) gains the run's ids. A call item repeating an earlier item's ``id``
     is read without it (``duplicate_item_id``), unless it repeats a call id of its own run.
     """
-    calls: list[Call] = []
-    run_ids: set[str] = set()
-    items: list[object] = []
+    call_ids: list[str] = []
+    refs: list[object] = []
     marks: list[tuple[RepairForm, str]] = []
+    read_as: dict[int, object] = {}
     added: list[str] = []
     end = index = first
     while index < len(messages):
         inner = messages[index]
-        kind = _type(inner)
-        inner_id = _item_id(inner)
+        if type(inner) is dict:
+            kind, inner_id = inner.get("type"), inner.get("id")
+        else:
+            kind, inner_id = field(inner, "type"), field(inner, "id")
+        if kind not in CALL_TYPES and kind != "reasoning":
+            break
+        if not isinstance(inner_id, str):
+            inner_id = ""
         if kind in CALL_TYPES:
-            call_id = call_id_of(inner, "call_id", index, f"{kind} item")
-            if _opens_next_run(inner, calls, run_ids):
+            call_id = inner.get("call_id") if type(inner) is dict else None
+            if type(call_id) is not str or not call_id:
+                call_id = call_id_of(inner, "call_id", index, f"{kind} item")
+            if call_id in call_ids and _opens_next_run(inner, call_ids, refs):
                 break
-            if inner_id in seen and call_id not in run_ids:
+            if inner_id in seen and call_id not in call_ids:
                 marks.append(("duplicate_item_id", call_id))
-                inner = without(inner, "id", index)
-            run_ids.add(call_id)
-            calls.append(Call(call_id, inner))
+                inner = read_as[index] = without(inner, "id", index)
+            call_ids.append(call_id)
+            refs.append(inner)
             end = index + 1
         elif (
-            not (kind == "reasoning" and _leads_to_call(messages, index))
+            not _leads_to_call(messages, index)
             or inner_id in seen
-            or _opens_next_run(messages[_call_after(messages, index)], calls, run_ids)
+            or _opens_next_run(messages[_call_after(messages, index)], call_ids, refs)
         ):
             break
         if inner_id and inner_id not in seen:
             seen.add(inner_id)
             added.append(inner_id)
-        items.append(inner)
         index += 1
-    if not calls:
+    if not call_ids:
         seen.difference_update(added)
         return None
     for item in messages[end:index]:  # reasoning after the last call: not the run's
         seen.discard(_item_id(item))
-    return end, Turn(position=first, calls=calls, items=tuple(items[: end - first]), marks=tuple(marks))
+    return end, _Run(call_ids, refs, marks, read_as)
+
+
+def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], seen: set[str]) -> int:
+    """Where the outputs of a clean run with the call ids ``call_ids`` end; ``0``: the run is not clean.
+
+    They are the output items from ``start``, exactly one per call (the ids distinct), none repeating an
+    item ``id`` of ``seen`` (the item ids so far, which gains theirs) or of another.
+    """
+    expected = set(call_ids)
+    stop = start + len(call_ids)
+    if len(expected) != len(call_ids) or stop > len(messages):
+        return 0
+    item_ids: list[str] = []
+    for position in range(start, stop):
+        item = messages[position]
+        if type(item) is dict:
+            kind, call_id, item_id = item.get("type"), item.get("call_id"), item.get("id")
+        else:
+            kind, call_id, item_id = field(item, "type"), field(item, "call_id"), field(item, "id")
+        if kind not in OUTPUT_TYPES or type(call_id) is not str or call_id not in expected:
+            return 0
+        expected.remove(call_id)
+        if isinstance(item_id, str) and item_id:
+            item_ids.append(item_id)
+    if item_ids and (not seen.isdisjoint(item_ids) or len(set(item_ids)) != len(item_ids)):
+        return 0
+    seen.update(item_ids)
+    return stop
 
 
 class OpenAIResponses:
@@ -176,23 +242,37 @@ class OpenAIResponses:
     unique_ids = True
     results_anywhere = True
 
-    def read(self, messages: Sequence[object]) -> View:
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result; model output replies.
 
-        Refused where they stand: an item that is no call and no output and repeats an earlier item's
-        ``id`` (a replayed reasoning item ends the run it stood in), and reasoning that only reasoning,
-        then the end or an output, follows. A call or output item that repeats an earlier item's ``id``
-        is read without it, marked ``duplicate_item_id`` (a call that repeats a call id of its own run
-        is left whole: the law leaves it out).
+        A run with distinct call ids and nothing marked, followed by exactly one output item per call, is
+        read with them as ``Clean``. Refused where they stand: an item that is no call and no output and
+        repeats an earlier item's ``id`` (a replayed reasoning item ends the run it stood in), and reasoning
+        that only reasoning, then the end or an output, follows. A call or output item that repeats an
+        earlier item's ``id`` is read without it, marked ``duplicate_item_id`` (a call that repeats a call
+        id of its own run is left whole: the law leaves it out).
         """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
         seen: set[str] = set()  # the item ids so far
+        reasoning = False  # whether a reasoning item is read as a reply
         index, stop = 0, len(messages)
         while index < stop:
             item = messages[index]
-            kind = item.get("type") if type(item) is dict else _type(item)
-            item_id = _item_id(item)
+            if type(item) is dict:
+                kind, item_id = item.get("type"), item.get("id")
+            else:
+                kind, item_id = field(item, "type"), field(item, "id")
+            if not isinstance(item_id, str):
+                item_id = ""
+            if (kind is None or kind == "message") and not (item_id and item_id in seen):
+                if item_id:
+                    seen.add(item_id)
+                role = item.get("role") if type(item) is dict else field(item, "role")
+                units.append(item)
+                kinds.append(REPLY if role == "assistant" else OTHER)
+                index += 1
+                continue
             if kind in OUTPUT_TYPES:
                 call_id = result_id_of(item, "call_id")
                 if item_id in seen:
@@ -212,18 +292,29 @@ class OpenAIResponses:
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                run = _read_run(messages, index, seen)
-                if run is not None:
-                    index, turn = run
-                    units.append(turn)
+                read = _read_run(messages, index, seen)
+                if read is not None:
+                    end, run = read
+                    stop_at = 0 if run.marks or index in full else _outputs_after(messages, end, run.call_ids, seen)
+                    if stop_at:
+                        units.append(Clean(index, run.call_ids, messages[index:stop_at]))
+                        kinds.append(CLEAN)
+                        index = stop_at
+                        continue
+                    calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
+                    items = run.items(messages, index, end)
+                    units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
                     kinds.append(TURN)
+                    index = end
                     continue
             if item_id:
                 seen.add(item_id)
             units.append(item)
             kinds.append(REPLY if _replied(item, kind) else OTHER)
+            reasoning = reasoning or kind == "reasoning"
             index += 1
-        _refuse_dangling_reasoning(view)
+        if reasoning:
+            _refuse_dangling_reasoning(view)
         return view
 
     def interrupted(self, result: object) -> bool:
@@ -257,9 +348,8 @@ class OpenAIResponses:
         """Each result is one whole output item."""
         return [result for result, _ in results]
 
-    def rename_call(self, call: Call, new_id: str, *, repeats: Sequence[Call]) -> Call:
+    def rename_call(self, call: Call, new_id: str) -> Call:
         """The call item under ``new_id``; its item ``id`` as read (a repeated one was already removed)."""
-        del repeats  # a replayed item's repeated id is the reading's concern
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
 
     def rename_result(self, result: object, new_id: str) -> object:
