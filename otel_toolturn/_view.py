@@ -246,12 +246,6 @@ class LaneAdapter(Protocol):
         call. Non-call blocks go ahead of the calls; items are the originals where nothing changed.
         """
 
-    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
-        """The wire items carrying ``results``, in order, each as ``(result, the wire item it stood in or None)``.
-
-        An item whose results are all there, alone and in order, is that item itself.
-        """
-
     def rename_call(self, call: Call, new_id: str) -> Call:
         """A copy of the call carrying ``new_id``."""
 

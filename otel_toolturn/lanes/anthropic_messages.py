@@ -150,38 +150,6 @@ class AnthropicMessages:
             return [{**message, "content": [*others, *written]}]
         return [replace(message, position, content=[*others, *written])]
 
-    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
-        """A message whose ``tool_result`` blocks are all there, alone and in order, as is; the rest in new messages."""
-        wire: list[object] = []
-        fresh: list[object] = []
-        index, count = 0, len(results)
-        while index < count:
-            block, source = results[index]
-            end = index + 1
-            if source is not None:
-                while end < count and results[end][1] is source:
-                    end += 1
-                content = source.get("content") if type(source) is dict else _blocks(source)
-                whole = False
-                if is_list(content) and len(content) == end - index:
-                    whole = True
-                    for number in range(index, end):
-                        if results[number][0] is not content[number - index]:
-                            whole = False
-                            break
-                if whole:
-                    if fresh:
-                        wire.append({"role": "user", "content": fresh})
-                        fresh = []
-                    wire.append(source)
-                    index = end
-                    continue
-            fresh.append(block)
-            index += 1
-        if fresh:
-            wire.append({"role": "user", "content": fresh})
-        return wire
-
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The ``tool_use`` block under ``new_id``."""
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))
@@ -379,7 +347,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                     "except for the optional final assistant message",
                 )
             )
-        for pos, index, block in blocks:
+        for pos, _, block in blocks:
             if _type(block) == "text" and not field(block, "text"):
                 violations.append(
                     Violation(
@@ -388,7 +356,6 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                         message="messages: text content blocks must be non-empty",
                     )
                 )
-                del index
         if turns and turns[-1][0] == role:
             turns[-1][1].extend(blocks)
         else:

@@ -327,15 +327,6 @@ class GeminiGenerateContent:
                 out.append(_with_parts(content, new_parts, position + number))
         return out
 
-    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
-        """One user content holding every result: the content they all stood in when they are its parts."""
-        parts = [result for result, _ in results]
-        sources = [source for _, source in results if source is not None]
-        whole = sources and len(sources) == len(results) and all(source is sources[0] for source in sources)
-        if whole and _same(parts_of(sources[0], 0), parts):
-            return [sources[0]]
-        return [_user_content(parts, sources[0] if sources else None, None)]
-
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The call part under ``new_id`` (ids may repeat in this lane, so the law never asks)."""
         data = call_of(call.ref)

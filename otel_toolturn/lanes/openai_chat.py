@@ -147,10 +147,6 @@ class OpenAIChat:
             return [message]
         return [replace(message, position, tool_calls=written)]
 
-    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
-        """Each result is one whole ``tool`` message."""
-        return [result for result, _ in results]
-
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The tool call under ``new_id``."""
         return Call(call_id=new_id, ref=replace(call.ref, id=new_id))

@@ -344,10 +344,6 @@ class OpenAIResponses:
                 out.pop()
         return out if changed else list(items)
 
-    def write_results(self, results: Sequence[tuple[object, object]]) -> list[object]:
-        """Each result is one whole output item."""
-        return [result for result, _ in results]
-
     def rename_call(self, call: Call, new_id: str) -> Call:
         """The call item under ``new_id``; its item ``id`` as read (a repeated one was already removed)."""
         return Call(call_id=new_id, ref=replace(call.ref, call_id=new_id))
