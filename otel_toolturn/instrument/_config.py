@@ -32,7 +32,6 @@ PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal["openai", "anthropic", "gcp.gemini", "gcp.vertex_ai"]
 """The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label)."""
-PROVIDER_NAMES: Final[tuple[ProviderName, ...]] = get_args(ProviderName)
 
 NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "openai": ("openai",),

@@ -10,7 +10,7 @@ the contract without the SDK.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Final, Literal
 
 INSTRUMENTATION_NAME: Final = "otel_toolturn"
 
@@ -103,12 +103,10 @@ ErrorStage = Literal[
 
 The ``*_export`` stages: an exporter ``init`` created (never the application's) raised, hung past
 its deadline, or failed to flush; the calls themselves were never affected."""
-ERROR_STAGES: Final[tuple[ErrorStage, ...]] = get_args(ErrorStage)
 
 PrefixChangeCause = Literal["caller", "repair"]
 """Why the answered prefix changed (the ``toolturn.prefix_change.cause`` value): the caller's own
 transcript or head changed there, or only the law's view of an unchanged transcript did."""
-PREFIX_CHANGE_CAUSES: Final[tuple[PrefixChangeCause, ...]] = get_args(PrefixChangeCause)
 
 # --- events (span events, and log records of the same name when a logger provider is set) ------
 EVENT_REPAIR: Final = "toolturn.repair"
