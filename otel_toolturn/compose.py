@@ -64,7 +64,7 @@ except ImportError:  # pragma: no cover - the standard encoder writes the canoni
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
 from otel_toolturn._view import Turn, field
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import gemini
+from otel_toolturn.lanes import gemini, openai_responses
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -504,10 +504,7 @@ def is_model_output(item: object, *, lane: Lane) -> bool:
         return field(item, "role") == "model"
     if known != "openai.responses":
         return field(item, "role") == "assistant"
-    if field(item, "role") == "assistant":
-        return True
-    kind = field(item, "type")
-    return isinstance(kind, str) and (kind == "reasoning" or kind.endswith("_call"))
+    return openai_responses.model_made(item)
 
 
 def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:

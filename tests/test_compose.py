@@ -422,3 +422,26 @@ def test_a_python_function_in_the_tools_fingerprints_the_same_in_every_process()
         for _ in range(2)
     }
     assert len(runs) == 1
+
+
+@pytest.mark.parametrize(
+    ("item", "made"),
+    [
+        ({"type": "message", "role": "assistant", "content": []}, True),
+        ({"role": "assistant", "content": "hi"}, True),
+        ({"type": "reasoning", "id": "rs_1", "summary": []}, True),
+        ({"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "s", "tools": []}, True),
+        ({"type": "mcp_approval_request", "id": "mcpr_1", "name": "f", "arguments": "{}", "server_label": "s"}, True),
+        ({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}, True),
+        ({"type": "web_search_call", "id": "ws_1", "status": "completed"}, True),
+        ({"type": "function_call_output", "call_id": "c1", "output": "ok"}, False),
+        ({"type": "message", "role": "user", "content": "go"}, False),
+        ({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}, False),
+    ],
+)
+def test_who_made_a_responses_item_has_one_answer(item: dict[str, object], made: bool) -> None:
+    """``compose.is_model_output`` and the Responses lane agree on every item kind (MCP listings and requests too)."""
+    from otel_toolturn.lanes import openai_responses  # noqa: PLC0415 - the lane's own reading, compared
+
+    assert compose.is_model_output(item, lane="openai.responses") is made
+    assert openai_responses.model_made(item) is made

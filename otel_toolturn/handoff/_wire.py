@@ -24,7 +24,7 @@ from otel_toolturn._view import field, replace
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes import adapter_for
 from otel_toolturn.lanes._common import is_list, role_of
-from otel_toolturn.lanes.openai_responses import CALL_TYPES, OUTPUT_TYPES
+from otel_toolturn.lanes.openai_responses import CALL_TYPES, OUTPUT_TYPES, model_made
 
 _OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
 
@@ -85,22 +85,14 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _is_model_output(item: object) -> bool:
-    """A Responses item the model produced: reasoning, any ``*_call`` item, an assistant message."""
-    kind = _kind(item)
-    if isinstance(kind, str) and (kind == "reasoning" or kind.endswith("_call")):
-        return True
-    return role_of(item) == "assistant" and kind in (None, "message")
-
-
 def last_carrier(messages: Sequence[object], *, lane: Lane) -> Carrier | None:
     """The carrier of the round's calls in ``lane``; ``None`` when the list holds no assistant message."""
     if lane == "openai.responses":
-        end = next((i for i in range(len(messages) - 1, -1, -1) if _is_model_output(messages[i])), None)
+        end = next((i for i in range(len(messages) - 1, -1, -1) if model_made(messages[i])), None)
         if end is None:
             return None
         start = end
-        while start > 0 and _is_model_output(messages[start - 1]):
+        while start > 0 and model_made(messages[start - 1]):
             start -= 1
         calls = tuple(
             WireCall(

@@ -118,12 +118,21 @@ _REPLY_TYPES: Final = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_re
 
 
 def _replied(item: object, kind: object) -> bool:
-    """Whether an item that is no call and no output is one the model produced (it ends a call's window)."""
+    """Whether the model produced ``item``, whose ``type`` is ``kind`` (see ``model_made``)."""
     if kind is None or kind == "message":
         pass
     elif isinstance(kind, str) and (kind in _REPLY_TYPES or kind.endswith("_call")):
         return True
     return (item.get("role") if type(item) is dict else field(item, "role")) == "assistant"
+
+
+def model_made(item: object) -> bool:
+    """Whether the model produced a Responses item.
+
+    An assistant message, reasoning, an MCP tool listing or approval request, or any ``*_call``
+    item. Outside a run, such an item ends a call's window.
+    """
+    return _replied(item, field(item, "type"))
 
 
 class _Run:
