@@ -105,7 +105,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
     CLEAN,
     OTHER,
@@ -122,7 +121,7 @@ from otel_toolturn._view import (
     View,
 )
 from otel_toolturn._vocab import REPAIR_DROPS, Lane, RepairForm
-from otel_toolturn.lanes import adapter_for
+from otel_toolturn.lanes import adapter_for, listed
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
 
@@ -225,24 +224,18 @@ def ensure_tool_turn_invariants(
     ()
     """
     adapter = adapter_for(lane)
-    if isinstance(messages, str):
-        if lane in ("openai.responses", "gemini.generate_content"):
-            return ToolTurnView(messages=messages, repairs=())
-        raise ToolTurnInputError(f"{lane} expects a list of messages, got a string")
-    if not isinstance(messages, Sequence):
-        raise ToolTurnInputError(
-            f"{lane} expects a list of messages, got {type(messages).__name__!r}; "
-            "materialise an iterator with list() first"
-        )
+    items = listed(messages, lane=lane)
+    if items is None:
+        return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
-    restoration = _Restoration(adapter, adapter.read(messages), chained=chained)
+    restoration = _Restoration(adapter, adapter.read(items), chained=chained)
     full: set[int] = set()
     while restoration.reached:
         # A clean turn a later unit reaches is read in full. Attribution reads a clean turn as it reads
         # the same turn in full, so the first pass finds every such turn and the second read is the last.
         full |= restoration.reached
-        restoration = _Restoration(adapter, adapter.read(messages, full), chained=chained)
-    return restoration.view(messages, prior)
+        restoration = _Restoration(adapter, adapter.read(items, full), chained=chained)
+    return restoration.view(items, prior)
 
 
 class _Restoration:

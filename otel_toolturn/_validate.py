@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import Violation
 from otel_toolturn._vocab import Lane
-from otel_toolturn.lanes import adapter_for
+from otel_toolturn.lanes import adapter_for, listed
 from otel_toolturn.lanes.anthropic_messages import ADAPTER as _ANTHROPIC
 from otel_toolturn.lanes.gemini import ADAPTER as _GEMINI
 from otel_toolturn.lanes.openai_chat import ADAPTER as _CHAT
@@ -32,12 +31,10 @@ __all__ = ["Violation", "validate"]
 def validate(messages: Sequence[object] | str, *, lane: Lane, chained: bool = False) -> list[Violation]:
     """The provider rules ``messages`` breaks in ``lane``, in order of position (empty: none)."""
     adapter_for(lane)
-    if isinstance(messages, str):
-        if lane in ("openai.responses", "gemini.generate_content"):
-            return []
-        raise ToolTurnInputError(f"{lane} expects a list of messages, got a string")
-    if not isinstance(messages, Sequence):
-        raise ToolTurnInputError(f"{lane} expects a list of messages, got {type(messages).__name__!r}")
+    items = listed(messages, lane=lane)
+    if items is None:
+        return []
+    messages = items
     if lane == "anthropic.messages":
         return _ANTHROPIC.validate(messages)
     if lane == "openai.chat_completions":
