@@ -77,3 +77,6 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
+
+DemoTelemetry = Literal["console", "otlp", "none"]
+"""Where ``otel-toolturn demo`` sends its telemetry (its ``--telemetry`` choices)."""

@@ -60,7 +60,7 @@ from typing import Final, Literal, NoReturn, TextIO, get_args
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
-from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn._vocab import LANES, DemoTelemetry, Lane
 from otel_toolturn.compose import continues_server_state
 
 Outcome = Literal["clean", "repaired", "lossy"]
@@ -98,7 +98,6 @@ _RESPONSES_ITEMS: Final = frozenset(
 )
 _ANTHROPIC_BLOCKS: Final = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"})
 
-Telemetry = Literal["console", "otlp", "none"]
 Container = Literal["list", "body"]
 Format = Literal["json", "jsonl"]
 
@@ -621,7 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--telemetry",
-        choices=get_args(Telemetry),
+        choices=get_args(DemoTelemetry),
         help="where spans go (default: otlp when OTEL_EXPORTER_OTLP_ENDPOINT is set, else console)",
     )
     return parser
@@ -648,7 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNREADABLE
 
 
-def _demo(telemetry: Telemetry | None) -> int:
+def _demo(telemetry: DemoTelemetry | None) -> int:
     """Run the demo: the stories of every installed SDK (see ``otel_toolturn.demo``)."""
     from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs and the OTel SDK; check does not
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from otel_toolturn import REPAIR_FORMS
-from otel_toolturn.cli import Telemetry
+from otel_toolturn._vocab import DemoTelemetry
 from otel_toolturn.demo import REPAIR_WORDS, installed, resolve_telemetry
 
 WITH_MARKER = "With otel_toolturn.init():"
@@ -117,7 +117,7 @@ def test_demo_says_where_the_telemetry_went(demo_run: subprocess.CompletedProces
         ("console", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, "console"),
     ],
 )
-def test_telemetry_destination(choice: Telemetry | None, environ: dict[str, str], expected: Telemetry) -> None:
+def test_telemetry_destination(choice: DemoTelemetry | None, environ: dict[str, str], expected: DemoTelemetry) -> None:
     """Console by default, OTLP when an endpoint is set, and an explicit choice wins."""
     assert resolve_telemetry(choice, environ) == expected
 

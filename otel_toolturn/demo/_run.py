@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_toolturn
-from otel_toolturn.cli import Telemetry
+from otel_toolturn._vocab import DemoTelemetry
 from otel_toolturn.demo._agent import DemoSdk, Sent, Session
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
@@ -88,14 +88,14 @@ class Pipeline:
     destination: str
 
 
-def resolve_telemetry(choice: Telemetry | None, environ: Mapping[str, str]) -> Telemetry:
+def resolve_telemetry(choice: DemoTelemetry | None, environ: Mapping[str, str]) -> DemoTelemetry:
     """The telemetry destination: the one asked for, else OTLP when an endpoint is set, else the console."""
     if choice is not None:
         return choice
     return "otlp" if environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") else "console"
 
 
-def build_pipeline(telemetry: Telemetry, environ: Mapping[str, str]) -> Pipeline:
+def build_pipeline(telemetry: DemoTelemetry, environ: Mapping[str, str]) -> Pipeline:
     """SDK providers with an in-memory span exporter and metric reader, plus the chosen destination."""
     resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME", "otel-toolturn-demo")})
     spans = InMemorySpanExporter()
@@ -179,7 +179,7 @@ def _install(missing: tuple[StoryModule, ...]) -> str:
     return f"pip install 'otel-toolturn[{','.join(m.extra for m in missing)}]'"
 
 
-def run_demo(*, telemetry: Telemetry | None = None, environ: Mapping[str, str] | None = None) -> int:
+def run_demo(*, telemetry: DemoTelemetry | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Play the installed SDKs' stories without, then with otel-toolturn; 0 when the second pass is all 200s.
 
     No SDK installed: one line on stderr, exit 3.
