@@ -633,12 +633,12 @@ def _split_row(
             ):
                 times[name].append(took)
 
-            prepared = prepare_request(request, lane=lane, options=telemetry.options, scope=None, receipt=True)
+            decision, receipt = prepare_request(request, lane=lane, options=telemetry.options, scope=None, receipt=True)
             one = CallRecord(telemetry, lane=lane, provider=provider, requested_model=MODEL, server_address="h")
             started = clock()
             with one.current():
                 pass
-            one.request(prepared)
+            one.request(decision, receipt)
             one.response(reply)
             times["telemetry"].append(clock() - started)
     finally:

@@ -36,7 +36,7 @@ from opentelemetry.trace import Span
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._record import CallRecord, current_genai_span, held_end
-from otel_toolturn.instrument._request import PreparedRequest, record_sent
+from otel_toolturn.instrument._request import Decision, record_sent
 from otel_toolturn.instrument._telemetry import Telemetry
 
 PENDING: ContextVar[PendingCall | None] = ContextVar("otel_toolturn_pending", default=None)
@@ -88,7 +88,7 @@ class PendingCall:
         *,
         lane: Lane,
         provider: Provider,
-        decided: PreparedRequest,
+        decided: Decision,
         caller_kwargs: dict[str, object],
         server_address: str | None,
         provider_name: ProviderName | None = None,
@@ -162,11 +162,9 @@ class PendingCall:
             return
         self._handed_over = True
         telemetry = self.telemetry
-        prepared = record_sent(
-            self._decided, self._caller_kwargs, lane=self.lane, options=telemetry.options, receipt=record.recording
-        )
+        receipt = record_sent(self._decided, lane=self.lane, options=telemetry.options, receipt=record.recording)
         try:
-            record.request(prepared)
+            record.request(self._decided, receipt)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("request", exc)
 

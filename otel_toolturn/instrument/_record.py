@@ -1,7 +1,7 @@
 """One provider call's telemetry: its span, what the request hook decided, what the response told.
 
-Role: the recording half. Reads a ``PreparedRequest`` and a ``StreamReport`` (from the stream
-observers, never decided here) and emits the contract's span attributes, events and metric
+Role: the recording half. Reads a request's ``Decision`` and ``Receipt`` and a ``StreamReport``
+(from the stream observers, never decided here) and emits the contract's span attributes, events and metric
 points. ``finish`` ends the call exactly once, whichever path gets there first: the response
 read, the stream exhausted, ``break``/``close()``/context exit, an exception, or the stream
 being collected unread.
@@ -47,7 +47,7 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.handoff._detect import matching_pattern
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
-from otel_toolturn.instrument._request import PreparedRequest
+from otel_toolturn.instrument._request import Decision, Receipt
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
 from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
 
@@ -272,21 +272,21 @@ class CallRecord:
         return _Current(self)
 
     # --- request ---------------------------------------------------------------------------------
-    def request(self, prepared: PreparedRequest) -> None:
+    def request(self, decision: Decision, receipt: Receipt) -> None:
         """Record what the request hook decided: repairs (which repeat), tools withheld, the receipt, a prefix change.
 
         ``toolturn.repairs`` gets every repair; ``toolturn.breaks`` only those no earlier request
-        of the conversation made (``prepared.repeats``).
+        of the conversation made (``receipt.repeats``).
         """
         tel = self.telemetry
         labels = self._labels
         tel.add(names.REQUESTS, 1, labels.requests)
-        for failure in prepared.failures:
+        for failure in receipt.failures:
             tel.error("request", failure)
         attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
-        view = prepared.view
+        view = decision.view
         if view is not None:
-            tel.law_duration(prepared.law_seconds, labels.base)
+            tel.law_duration(decision.law_seconds, labels.base)
             repairs = view.repairs
             lossy = False
             forms: tuple[str, ...] = ()
@@ -295,7 +295,7 @@ class CallRecord:
                 batch: list[Attributes] = []
                 points: dict[tuple[str, bool], int] = {}
                 breaks: dict[tuple[str, bool], int] = {}
-                repeats = prepared.repeats
+                repeats = receipt.repeats
                 for index, repair in enumerate(repairs):
                     form, repair_lossy = repair.form, repair.lossy
                     repeat = index < len(repeats) and repeats[index]
@@ -332,7 +332,7 @@ class CallRecord:
             attributes[names.REPAIRS_COUNT] = len(repairs)
             attributes[names.REPAIRS_FORMS] = forms
             attributes[names.REPAIRS_LOSSY] = lossy
-        change = prepared.prefix_change
+        change = receipt.prefix_change
         if change is not None:
             self._event(
                 names.EVENT_PREFIX_CHANGE,
@@ -343,27 +343,27 @@ class CallRecord:
                 },
             )
             tel.add(names.PREFIX_CHANGES, 1, labels.with_((names.PREFIX_CHANGE_CAUSE, change.cause)))
-        withheld = prepared.withheld
+        withheld = decision.withheld
         if withheld is not None:
             self._event(
                 names.EVENT_TOOLS_WITHHELD,
                 {
                     names.TOOLS_WITHHELD_REASON: withheld,
-                    names.TOOLS_WITHHELD_APPLIED: prepared.withheld_applied,
+                    names.TOOLS_WITHHELD_APPLIED: decision.withheld_applied,
                     names.LANE: self.lane,
                 },
             )
             tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
-        if prepared.system_fingerprints:
-            attributes[names.FINGERPRINT_SYSTEM] = prepared.system_fingerprints
-        if prepared.tools_fingerprint is not None:
-            attributes[names.FINGERPRINT_TOOLS] = prepared.tools_fingerprint
-        if prepared.prefix_fingerprint is not None:
-            attributes[names.FINGERPRINT_PREFIX] = prepared.prefix_fingerprint
+        if receipt.system_fingerprints:
+            attributes[names.FINGERPRINT_SYSTEM] = receipt.system_fingerprints
+        if receipt.tools_fingerprint is not None:
+            attributes[names.FINGERPRINT_TOOLS] = receipt.tools_fingerprint
+        if receipt.prefix_fingerprint is not None:
+            attributes[names.FINGERPRINT_PREFIX] = receipt.prefix_fingerprint
         if tel.options.max_tool_rounds:
-            attributes[names.MAX_TOOL_ROUNDS_SEEN] = prepared.tool_rounds
-        if prepared.system_prompt:
-            attributes[names.SYSTEM_PROMPT] = prepared.system_prompt
+            attributes[names.MAX_TOOL_ROUNDS_SEEN] = decision.tool_rounds
+        if receipt.system_prompt:
+            attributes[names.SYSTEM_PROMPT] = receipt.system_prompt
         if attributes is not self._held:
             tel.set_attributes(self.span, attributes)
 

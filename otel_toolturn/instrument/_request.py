@@ -1,7 +1,9 @@
 """The request hook's deciding half: from an SDK call's keyword arguments to what goes on the wire.
 
-Role: converts and calls the core; decides nothing itself. No OpenTelemetry here:
-``PreparedRequest`` is a value the recording half (``_record``) turns into telemetry. The stages,
+Role: converts and calls the core; decides nothing itself. No OpenTelemetry here: a ``Decision``
+(what is sent, and what it was read from) and then its ``Receipt`` (fingerprints, the
+conversation's findings) are values passed forward, which the recording half (``_record``) turns
+into telemetry. The stages,
 in order, each on the call's input as it stands at this call (nothing remembered decides the wire):
 
 1. **materialise** (``materialise``, called by the patch first, when the call runs): a value the
@@ -28,16 +30,16 @@ in order, each on the call's input as it stands at this call (nothing remembered
    Their digests come from ``DIGESTS``, a telemetry cache (``_digests``). A failure here never
    changes the decision: it is handed to the recording half to count.
 
-``decide_request`` runs stages 2 to 4, before the SDK call (they decide what is sent);
-``record_sent`` runs stage 5 once the SDK's first send has returned (the transport has the
-request, so the digests never delay it), and a call the SDK refuses before sending leaves no
-trace in the conversation state; ``prepare_request`` runs both at once. A failure in stages 2
+``decide_request`` runs stages 2 to 4, before the SDK call (they decide what is sent), and gives
+the ``Decision``; ``record_sent`` reads only that decision and runs stage 5 once the SDK's first
+send has returned (the transport has the request, so the digests never delay it), giving the
+``Receipt``; a call the SDK refuses before sending leaves no trace in the conversation state.
+``prepare_request`` runs both at once. A failure in stages 2
 to 4 (the law refusing its input) raises to the caller, which proceeds uninstrumented.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import os
 import time
@@ -72,21 +74,32 @@ CONVERSATIONS: Final = Conversations()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class PreparedRequest:
-    """What the request hook decided for one call, the receipt of what was sent, and its conversation's findings."""
+class Decision:
+    """What the request hook decided for one call (stages 2 to 4): what is sent, and what it was read from."""
 
     kwargs: dict[str, object]
+    """The keyword arguments the SDK is called with."""
+    transcript: Sequence[object] | str | None
+    """The caller's transcript as it stood at the call (``None``: none the law could read)."""
+    chained: bool
+    """Whether the request continues server-held state (``compose.continues_server_state``)."""
     view: ToolTurnView | None
     law_seconds: float
     withheld: compose.ToolsWithheldReason | None
     withheld_applied: bool
     tool_rounds: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Receipt:
+    """What was sent, as telemetry reads it (stage 5): its fingerprints and its conversation's findings."""
+
     system_fingerprints: tuple[str, ...] = ()
     tools_fingerprint: str | None = None
     prefix_fingerprint: str | None = None
     system_prompt: str = ""
     repeats: tuple[bool, ...] = ()
-    """Per repair of ``view``, in order: whether an earlier request of the conversation made it.
+    """Per repair of the decision's view, in order: whether an earlier request of the conversation made it.
 
     A request whose conversation is not followed (chained, or the record stage failed) repeats nothing."""
     prefix_change: PrefixChange | None = None
@@ -335,10 +348,10 @@ def prepare_request(
     options: Options,
     scope: compose.ToolsWithheld | None,
     receipt: bool,
-) -> PreparedRequest:
+) -> tuple[Decision, Receipt]:
     """Decide what this call sends and record it (the module's stages); ``receipt`` asks for the fingerprints."""
-    decided = decide_request(kwargs, lane=lane, options=options, scope=scope)
-    return record_sent(decided, kwargs, lane=lane, options=options, receipt=receipt)
+    decision = decide_request(kwargs, lane=lane, options=options, scope=scope)
+    return decision, record_sent(decision, lane=lane, options=options, receipt=receipt)
 
 
 def decide_request(
@@ -347,8 +360,8 @@ def decide_request(
     lane: Lane,
     options: Options,
     scope: compose.ToolsWithheld | None,
-) -> PreparedRequest:
-    """What this call sends (stages 2 to 4), without its receipt or its conversation's findings."""
+) -> Decision:
+    """What this call sends (stages 2 to 4)."""
     key = MESSAGES_KEY[lane]
     messages = kwargs.get(key)
     transcript = messages if isinstance(messages, (Sequence, str)) else None
@@ -370,51 +383,33 @@ def decide_request(
     if applied:
         out = compose.with_tools_withheld(out, lane=lane)
 
-    return PreparedRequest(
+    return Decision(
         kwargs=out,
+        transcript=transcript,
+        chained=chained,
         view=view,
         law_seconds=law_seconds,
         withheld=withheld,
         withheld_applied=applied,
         tool_rounds=rounds,
-        repeats=(False,) * len(view.repairs if view is not None else ()),
     )
 
 
-def record_sent(
-    decided: PreparedRequest,
-    kwargs: dict[str, object],
-    *,
-    lane: Lane,
-    options: Options,
-    receipt: bool,
-) -> PreparedRequest:
-    """``decided`` (from ``kwargs``, the caller's) as sent: its receipt and its conversation's findings (stage 5).
+def record_sent(decision: Decision, *, lane: Lane, options: Options, receipt: bool) -> Receipt:
+    """The receipt of ``decision`` as sent: its fingerprints and its conversation's findings (stage 5).
 
     Call it once per request that goes out: the conversation moves on to it. A failure is kept in
     ``failures``; the decision stands.
     """
     try:
-        messages = kwargs.get(MESSAGES_KEY[lane])
-        transcript = messages if isinstance(messages, (Sequence, str)) else None
-        chained = compose.continues_server_state(kwargs, lane=lane)
-        return _recorded(decided, transcript, lane=lane, options=options, receipt=receipt, chained=chained)
+        return _recorded(decision, lane=lane, options=options, receipt=receipt)
     except Exception as exc:  # noqa: BLE001 - telemetry never changes what is sent
-        return dataclasses.replace(decided, failures=(exc,))
+        return Receipt(failures=(exc,))
 
 
-def _recorded(
-    decided: PreparedRequest,
-    transcript: Sequence[object] | str | None,
-    *,
-    lane: Lane,
-    options: Options,
-    receipt: bool,
-    chained: bool,
-) -> PreparedRequest:
-    """``decided`` with its receipt and its conversation's findings (the module's stage 5)."""
-    out = decided.kwargs
-    view = decided.view
+def _recorded(decision: Decision, *, lane: Lane, options: Options, receipt: bool) -> Receipt:
+    """The receipt of ``decision`` (the module's stage 5)."""
+    out, view, transcript = decision.kwargs, decision.view, decision.transcript
     system_fingerprints: tuple[str, ...] = ()
     tools_fingerprint: str | None = None
     system_prompt = ""
@@ -436,7 +431,7 @@ def _recorded(
         sent = out[MESSAGES_KEY[lane]]
         if receipt and isinstance(sent, Sequence) and len(sent) > 1:
             prefix_fingerprint = compose.prefix_fingerprint((seen if sent is viewed else caller)[:-1])
-        if not chained:
+        if not decision.chained:
             sighting = _conversation.Sighting(
                 lane=lane,
                 head=_conversation.head_digest(out, lane),
@@ -448,12 +443,11 @@ def _recorded(
                 keys=_conversation.repair_keys(view.repairs, transcript, caller, lane),
             )
             findings = CONVERSATIONS.follow(sighting, owner=options)
-    return dataclasses.replace(
-        decided,
+    return Receipt(
         system_fingerprints=system_fingerprints,
         tools_fingerprint=tools_fingerprint,
         prefix_fingerprint=prefix_fingerprint,
         system_prompt=system_prompt,
-        repeats=findings.repeats if findings is not None else decided.repeats,
+        repeats=findings.repeats if findings is not None else (),
         prefix_change=findings.prefix_change if findings is not None else None,
     )

@@ -51,7 +51,7 @@ from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.instrument._record import CallRecord
-from otel_toolturn.instrument._request import PreparedRequest, materialise, prepare_request
+from otel_toolturn.instrument._request import Decision, materialise, prepare_request
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 from otel_toolturn.integrations._litellm_calls import OpenCalls, join
@@ -132,7 +132,7 @@ class ToolTurnLogger(CustomLogger):
         model: str | None,
         api_base: object,
         provider_name: ProviderName | None = None,
-    ) -> PreparedRequest | None:
+    ) -> Decision | None:
         """Start the call's record and decide its request; ``None`` ⇒ send it as it is, unrecorded."""
         materialised = self._guarded(telemetry, "request", lambda: materialise(request, lane))
         if materialised is None or not materialised.readable:
@@ -162,13 +162,14 @@ class ToolTurnLogger(CustomLogger):
         if prepared is None:
             record.finish()
             return None
-        self._guarded(telemetry, "request", lambda: record.request(prepared))
+        decision, receipt = prepared
+        self._guarded(telemetry, "request", lambda: record.request(decision, receipt))
         if isinstance(call_id, str):
             self.calls.start(call_id, record)
             join(call_id)
         else:
             record.finish()
-        return prepared
+        return decision
 
     def log_pre_api_call(self, model: object, messages: object, kwargs: dict[str, object]) -> None:
         """Chat and Responses: repair the body about to be sent, in place, and start its record."""

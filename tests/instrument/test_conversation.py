@@ -258,12 +258,10 @@ def test_a_new_owner_starts_empty() -> None:
     lane: Lane = CHAT
     messages = build(lane, [U("go"), A(c("c1")), U("next")])
     first, second = Options(), Options()
-    assert prepare_request({"messages": messages}, lane=lane, options=first, scope=None, receipt=False).repeats == (
-        False,
-    )
-    assert prepare_request({"messages": messages}, lane=lane, options=first, scope=None, receipt=False).repeats == (
-        True,
-    )
-    assert prepare_request({"messages": messages}, lane=lane, options=second, scope=None, receipt=False).repeats == (
-        False,
-    )
+
+    def repeats(options: Options) -> tuple[bool, ...]:
+        return prepare_request({"messages": messages}, lane=lane, options=options, scope=None, receipt=False)[1].repeats
+
+    assert repeats(first) == (False,)
+    assert repeats(first) == (True,)
+    assert repeats(second) == (False,)

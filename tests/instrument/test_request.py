@@ -126,7 +126,7 @@ def test_the_decision_is_the_pure_rules_on_every_call_of_a_growing_conversation(
             events.append(R(f"call{n}", f"out{n}"))
         transcript += build(lane, events)
         transcript[-1] = {**transcript[-1], "injectedBy": "memory"}  # type: ignore[dict-item]
-        prepared = prepare_request({key: transcript}, lane=lane, options=options, scope=None, receipt=True)
+        prepared, receipt = prepare_request({key: transcript}, lane=lane, options=options, scope=None, receipt=True)
         view = ensure_tool_turn_invariants(compose.strip_framework_fields(transcript), lane=lane)
         assert prepared.view is not None
         assert prepared.view.repairs == view.repairs
@@ -136,8 +136,8 @@ def test_the_decision_is_the_pure_rules_on_every_call_of_a_growing_conversation(
         sent = prepared.kwargs[key]
         assert isinstance(sent, list)
         digests = [compose.message_digest(m) for m in sent[:-1]]
-        assert prepared.prefix_fingerprint == compose.prefix_fingerprint(digests)
-        assert prepared.failures == ()
+        assert receipt.prefix_fingerprint == compose.prefix_fingerprint(digests)
+        assert receipt.failures == ()
 
 
 def _odd_inputs() -> list[object]:
@@ -162,7 +162,7 @@ def test_odd_input_is_decided_by_the_law_and_recorded_without_failure(lane: Lane
     """Strings, other sequences, odd items: the law's verdict decides; anything else passes; the record never fails."""
     options = Options()
     if not isinstance(given_, (Sequence, str)):
-        prepared = prepare_request({KEY[lane]: given_}, lane=lane, options=options, scope=None, receipt=True)
+        prepared, _ = prepare_request({KEY[lane]: given_}, lane=lane, options=options, scope=None, receipt=True)
         assert prepared.view is None
         assert prepared.kwargs[KEY[lane]] is given_
         return
@@ -173,8 +173,8 @@ def test_odd_input_is_decided_by_the_law_and_recorded_without_failure(lane: Lane
             with pytest.raises(type(error)):
                 prepare_request({KEY[lane]: given_}, lane=lane, options=options, scope=None, receipt=True)
             continue
-        prepared = prepare_request({KEY[lane]: given_}, lane=lane, options=options, scope=None, receipt=True)
-        assert prepared.failures == ()
+        prepared, receipt = prepare_request({KEY[lane]: given_}, lane=lane, options=options, scope=None, receipt=True)
+        assert receipt.failures == ()
         if prepared.view is not None:
             assert prepared.view.repairs == expected.repairs
 
