@@ -38,7 +38,7 @@ from otel_toolturn.handoff._close import (
     TurnScope,
     close_handoff,
 )
-from otel_toolturn.handoff._detect import HandoffRound, handoff_calls
+from otel_toolturn.handoff._detect import HandoffRound, handoff_calls, matching_pattern
 from otel_toolturn.handoff._drop import HandoffCall, answer_handoff_not_started, drop_handoff_call
 from otel_toolturn.handoff._end_turn import (
     EndTurnStep,
@@ -69,6 +69,7 @@ __all__ = [
     "drop_handoff_call",
     "handoff_calls",
     "handoff_scope_key",
+    "matching_pattern",
     "push_scoped",
     "record_turn_mark",
     "run_end_turn_step",

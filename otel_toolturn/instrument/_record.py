@@ -44,7 +44,7 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
-from otel_toolturn.handoff._detect import matching_pattern
+from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt

@@ -19,10 +19,11 @@ def test_all_matches_the_public_namespace() -> None:
 
 
 def test_all_is_sorted_and_is_what_a_tool_loop_calls() -> None:
-    """``__all__`` is sorted and holds the operations a tool loop calls and the values they take and give."""
+    """``__all__`` is sorted and holds the operations a tool loop (and the instrumentation) calls and their values."""
     assert handoff.__all__ == sorted(handoff.__all__)
     operations = {
         "handoff_calls",
+        "matching_pattern",
         "drop_handoff_call",
         "answer_handoff_not_started",
         "handoff_scope_key",
