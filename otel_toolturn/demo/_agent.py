@@ -9,10 +9,10 @@ provider refused a request, and its stories.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import closing
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -43,7 +43,12 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
 )
 """Each repair form in a newcomer's words."""
 
-Client = TypeVar("Client")
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+Client = TypeVar("Client", bound=_Closable)
 
 Refusal = Callable[[Exception], "tuple[int, str] | None"]
 """An SDK's reading of an exception: the provider's status and words when it refused the request, else ``None``."""
@@ -126,13 +131,14 @@ class Story(Generic[Client]):
 class DemoSdk(Generic[Client]):
     """One SDK's part in the demo: its client on the simulator, how it says "refused", and its stories."""
 
-    client: Callable[[Simulator], AbstractContextManager[Client]]
+    client: Callable[[Simulator], Client]
+    """The SDK's client on the simulator (closed once the SDK's stories are played)."""
     refusal: Refusal
     stories: tuple[Story[Client], ...]
 
     def play(self, session: Session, first: int) -> None:
         """Play this SDK's stories in ``session``, numbered from ``first``."""
-        with self.client(session.sim) as client:
+        with closing(self.client(session.sim)) as client:
             agent = Agent(session=session, client=client)
             for number, story in enumerate(self.stories, start=first):
                 print(f"  {number}. {story.title} ({story.lane})")

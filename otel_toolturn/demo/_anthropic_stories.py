@@ -6,8 +6,7 @@ model whose tool result arrives after it answered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Final
 
 import anthropic
@@ -209,13 +208,8 @@ def _with_cache(reply: Message) -> str:
     return f"{said}; {cached} of {prompt} prompt tokens read from cache"
 
 
-@contextmanager
-def _client(sim: Simulator) -> Iterator[anthropic.Anthropic]:
-    client = anthropic.Anthropic(base_url=sim.base_url, api_key=KEY, max_retries=0)
-    try:
-        yield client
-    finally:
-        client.close()
+def _client(sim: Simulator) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=sim.base_url, api_key=KEY, max_retries=0)
 
 
 def _refusal(error: Exception) -> tuple[int, str] | None:

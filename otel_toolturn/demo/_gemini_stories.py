@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Final
 
 from google import genai
@@ -54,14 +52,9 @@ def pruned_result(agent: Agent[genai.Client]) -> None:
     )
 
 
-@contextmanager
-def _client(sim: Simulator) -> Iterator[genai.Client]:
+def _client(sim: Simulator) -> genai.Client:
     options = types.HttpOptions(base_url=sim.base_url, retry_options=types.HttpRetryOptions(attempts=1))
-    client = genai.Client(api_key=KEY, http_options=options)
-    try:
-        yield client
-    finally:
-        client.close()
+    return genai.Client(api_key=KEY, http_options=options)
 
 
 def _refusal(error: Exception) -> tuple[int, str] | None:

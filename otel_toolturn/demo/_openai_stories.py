@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Final
 
 import openai
@@ -133,13 +131,8 @@ def _assistant_param(
     return {"role": "assistant", "content": message.content, "tool_calls": calls}
 
 
-@contextmanager
-def _client(sim: Simulator) -> Iterator[openai.OpenAI]:
-    client = openai.OpenAI(base_url=sim.openai_base_url, api_key=KEY, max_retries=0)
-    try:
-        yield client
-    finally:
-        client.close()
+def _client(sim: Simulator) -> openai.OpenAI:
+    return openai.OpenAI(base_url=sim.openai_base_url, api_key=KEY, max_retries=0)
 
 
 def _refusal(error: Exception) -> tuple[int, str] | None:
