@@ -62,9 +62,9 @@ except ImportError:  # pragma: no cover - the standard encoder writes the canoni
     orjson = None  # type: ignore[assignment]
 
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
-from otel_toolturn._view import Turn, field
+from otel_toolturn._view import CLEAN, TURN, Turn, field
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import gemini, openai_responses
+from otel_toolturn.lanes import adapter_for, gemini, listed, openai_responses
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -432,53 +432,23 @@ def _has_user_text(message: object, lane: Lane) -> bool:
     return False
 
 
-def _is_tool_round(message: object, lane: Lane) -> bool:
-    """Whether an assistant message (Anthropic, Chat) emits client tool calls."""
-    if field(message, "role") != "assistant":
-        return False
-    if lane == "openai.chat_completions":
-        return bool(field(message, "tool_calls"))
-    content = field(message, "content")
-    return (
-        isinstance(content, Sequence)
-        and not isinstance(content, str)
-        and any(field(block, "type") == "tool_use" for block in content)
-    )
-
-
 def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane) -> int:
     """Consecutive tool rounds the assistant made since the last user text.
 
-    A round is an assistant message that emits client calls (Responses: a run of call items not
-    separated by another non-reasoning item, so parallel calls are one round; Gemini: a run of
-    ``model`` contents with a call, one step). User messages that
-    only carry tool results do not reset the count; a user message with text does. Read from the
-    end back to the last user text, so a long transcript costs only its latest stretch.
+    A round is a call turn as the lane reads it for the law (Anthropic and Chat: an assistant
+    message that emits client calls; Responses: a run of call items, so parallel calls are one
+    round; Gemini: one call step). User messages that only carry tool results do not reset the
+    count; a user message with text does. Only the stretch after the last user text is read.
     """
-    _known(lane)
-    if isinstance(messages, str):
+    items = listed(messages, lane=lane)
+    if items is None:
         return 0
-    rounds = 0
-    in_run = False  # Responses, Gemini: the item after this one (in the list) belongs to a run of calls
-    for message in reversed(messages):
-        if _has_user_text(message, lane):
-            break
-        if lane == "gemini.generate_content":
-            if field(message, "role") != "model":
-                in_run = False
-            elif _gemini_call_ids(message) and not in_run:
-                rounds += 1
-                in_run = True
-        elif lane == "openai.responses":
-            if _is_call_item(message):
-                if not in_run:
-                    rounds += 1
-                in_run = True
-            elif field(message, "type") != "reasoning":
-                in_run = False
-        elif _is_tool_round(message, lane):
-            rounds += 1
-    return rounds
+    start = next((index + 1 for index in range(len(items) - 1, -1, -1) if _has_user_text(items[index], lane)), 0)
+    try:
+        view = adapter_for(lane).read(items[start:])
+    except ToolTurnInputError:
+        return 0  # the law refuses such a list before the tools rule reads it
+    return sum(kind in (TURN, CLEAN) for kind in view.kinds)
 
 
 def _gemini_call_ids(content: object) -> tuple[str, ...]:

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import LANES, Lane, UnknownLaneError, compose
-from otel_toolturn._view import field
 from otel_toolturn.compose import (
     FRAMEWORK_FIELDS,
     SYSTEM_PROMPT_SEPARATOR,
@@ -32,7 +31,7 @@ from otel_toolturn.compose import (
     tools_withheld,
     transcript_system_pieces,
 )
-from tests.transcripts import A, Event, R, U, build, c, t, th
+from tests.transcripts import A, Event, R, U, build, c, gemini, t
 
 P = SystemPromptPiece
 
@@ -222,45 +221,42 @@ def test_tool_rounds_since_user_text(lane: Lane) -> None:
     assert tool_rounds_since_user_text(talk, lane=lane) == 0
 
 
-def _rounds_read_forward(messages: list[object], lane: Lane) -> int:
-    """The definition read from the start: reset at each user text, one round per call turn (Responses: run)."""
-    rounds, previous_was_call = 0, False
-    for message in messages:
-        if compose._has_user_text(message, lane):
-            rounds, previous_was_call = 0, False
-        elif lane == "openai.responses":
-            if compose._is_call_item(message):
-                rounds += not previous_was_call
-                previous_was_call = True
-            elif field(message, "type") != "reasoning":
-                previous_was_call = False
-        elif compose._is_tool_round(message, lane):
-            rounds += 1
-    return rounds
-
-
-_ROUND_EVENTS = st.lists(
+_STEPS = st.lists(
     st.one_of(
-        st.builds(U, st.sampled_from(("go", ""))),
-        st.builds(R, st.sampled_from(("c1", "c2", "c3"))),
-        st.lists(
-            st.one_of(st.builds(c, st.sampled_from(("c1", "c2", "c3"))), st.just(t("x")), st.just(th("r"))),
-            min_size=1,
-            max_size=3,
-        ).map(lambda blocks: A(*blocks)),
+        st.just("user text"),
+        st.just("reply"),
+        st.integers(1, 3),  # a round: the model calls this many tools, and each result is recorded
     ),
-    max_size=14,
+    max_size=10,
 )
+
+
+def _session(steps: list[object]) -> tuple[list[Event], int]:
+    """An agent's session from ``steps``, and the rounds it made since the last user text."""
+    events: list[Event] = [U("go")]
+    rounds, calls = 0, 0
+    for step in steps:
+        if step == "user text":
+            events.append(U("more"))
+            rounds = 0
+        elif step == "reply":
+            events.append(A(t("said")))
+        else:
+            assert isinstance(step, int)
+            ids = [f"c{calls + k}" for k in range(step)]
+            calls += step
+            events += [A(*(c(i) for i in ids)), *(R(i) for i in ids)]
+            rounds += 1
+    return events, rounds
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    lane=st.sampled_from(["anthropic.messages", "openai.chat_completions", "openai.responses"]), events=_ROUND_EVENTS
-)
-def test_tool_rounds_read_from_the_end_equal_the_definition(lane: Lane, events: list[Event]) -> None:
-    """Counting back from the end gives the rounds the definition counts from the start, on any transcript."""
-    messages = build(lane, events)
-    assert tool_rounds_since_user_text(messages, lane=lane) == _rounds_read_forward(messages, lane)
+@given(lane=st.sampled_from(LANES), steps=_STEPS)
+def test_tool_rounds_count_the_rounds_since_the_last_user_text(lane: Lane, steps: list[object]) -> None:
+    """In any agent's session, the rounds counted are the model's call turns since the user last wrote."""
+    events, rounds = _session(steps)
+    messages = build(lane, events) if lane != "gemini.generate_content" else gemini(events)
+    assert tool_rounds_since_user_text(messages, lane=lane) == rounds
 
 
 def test_handoff_scope_tag_is_stripped() -> None:
