@@ -155,7 +155,7 @@ def _camel(key: str) -> str:
 
 
 def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[int, object, object]]]:
-    """The model contents from ``first`` read as one step: where it ends, and its calls.
+    """The model contents from ``first`` (a model content) read as one step: where it ends, and its calls.
 
     Each call as ``(content index, part, call data)``.
     A step is a run of consecutive model contents (the SDK's streaming chat stores one per chunk):
@@ -166,7 +166,7 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     """
     calls: list[tuple[int, object, object]] = []
     index, stop = first, len(contents)
-    while index < stop and content_role(contents[index]) == "model":
+    while True:  # the content at ``first`` is a model content
         found: list[tuple[int, object, object]] = []
         for part in parts_of(contents[index], index):
             if type(part) is dict:
@@ -178,10 +178,11 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             if data is not None:
                 found.append((index, part, data))
         if calls and (not found or signed(found[0][1]) or _repeats(calls, found)):
-            break
+            return index, calls
         calls += found
         index += 1
-    return index, calls
+        if index == stop or content_role(contents[index]) != "model":
+            return index, calls
 
 
 def _repeats(calls: list[tuple[int, object, object]], found: list[tuple[int, object, object]]) -> bool:
@@ -248,6 +249,12 @@ class GeminiGenerateContent:
                 continue
             parts = parts_of(content, index)
             datas = [response_of(part) for part in parts]
+            if datas.count(None) == len(datas):
+                units.append(content)
+                kinds.append(OTHER)
+                after_results = False
+                index += 1
+                continue
             for part, data in zip(parts, datas, strict=True):
                 if data is not None and field(part, "text"):
                     raise ToolTurnInputError(
@@ -255,12 +262,6 @@ class GeminiGenerateContent:
                         "expected one kind of data per part (Gemini reads a part's data as one of them)",
                         position=index,
                     )
-            if datas.count(None) == len(datas):
-                units.append(content)
-                kinds.append(OTHER)
-                after_results = False
-                index += 1
-                continue
             others: list[object] = []
             trails: str | None = None
             last: str | None = None
