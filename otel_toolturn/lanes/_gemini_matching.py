@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import field
 from otel_toolturn.lanes._common import describe
-from otel_toolturn.lanes._gemini_parts import call_of, id_of, name_of, response_of, signed
+from otel_toolturn.lanes._gemini_parts import id_of, name_of, signed
 
 
 class _Choice:
@@ -40,17 +40,17 @@ class Matcher:
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
         first. A call whose key a later run uses again is no longer reachable by name."""
 
-    def turn(self, position: int, calls: Sequence[object]) -> list[str]:
-        """The keys of a run's call parts, in order; the run becomes the nearest for each id and name it uses.
+    def turn(self, position: int, calls: Sequence[tuple[object, object]]) -> list[str]:
+        """The keys of a run's calls, in order; the run becomes the nearest for each id and name it uses.
 
+        ``calls``: each call as ``(part, its call data)``.
         A repeat the law leaves out uses no name: a response naming it answers nothing of it.
         """
         keys: list[str] = []
         by_id: dict[str, list[_Choice]] = {}
         unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
         named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
-        for part in calls:
-            data = call_of(part)
+        for part, data in calls:
             name, call_id = name_of(data), id_of(data)
             if call_id is not None:
                 of_id = by_id.setdefault(call_id, [])
@@ -89,38 +89,39 @@ class Matcher:
         self.by_name.update(named)
         return keys
 
-    def claim(self, parts: Sequence[object], keys: Sequence[str]) -> bool:
+    def claim(self, datas: Sequence[object], keys: Sequence[str]) -> bool:
         """Whether one content's responses each answer by their own ``id`` alone the calls of ``keys``, one each.
 
+        ``datas``: the responses' data (``functionResponse``), in order.
         When they do, they are taken as ``responses`` takes them; otherwise nothing changes.
         """
-        chosen = self._by_own_id(parts)
+        chosen = self._by_own_id(datas)
         if chosen is None or {choice.key for choice in chosen} != set(keys):
             return False
         for choice in chosen:
             choice.answered = True
         return True
 
-    def _each_by_its_own_id(self, parts: Sequence[object]) -> list[str | None] | None:
+    def _each_by_its_own_id(self, datas: Sequence[object]) -> list[str | None] | None:
         """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case)."""
-        chosen = self._by_own_id(parts)
+        chosen = self._by_own_id(datas)
         if chosen is None:
             return None
         for choice in chosen:
             choice.answered = True
         return [choice.key for choice in chosen]
 
-    def _by_own_id(self, parts: Sequence[object]) -> list[_Choice] | None:
+    def _by_own_id(self, datas: Sequence[object]) -> list[_Choice] | None:
         """The calls the responses answer by their ``id`` alone, in order (``None``: not each of them does).
 
         The common case: each response carries the id of the one call with that id, of its own name,
         that nothing answered yet, and no two responses share one.
         """
         chosen: list[_Choice] = []
-        for part in parts:
-            data = response_of(part)
+        by_id = self.by_id
+        for data in datas:
             response_id = id_of(data)
-            choices = self.by_id.get(response_id) if response_id is not None else None
+            choices = by_id.get(response_id) if response_id is not None else None
             if choices is None or len(choices) != 1:
                 return None
             choice = choices[0]
@@ -129,25 +130,25 @@ class Matcher:
             chosen.append(choice)
         return chosen
 
-    def responses(self, parts: Sequence[object]) -> list[str | None]:
+    def responses(self, datas: Sequence[object]) -> list[str | None]:
         """The keys of the calls one content's responses answer, in order (``None``: it names nothing readable).
 
+        ``datas``: the responses' data (``functionResponse``), in order.
         A response whose ``id`` a call carries can answer the calls with that id, one of its own name
         first; another, by name, the calls of its name, one whose id no response of the content carries
         first. Among the calls no earlier response answered, as many responses as can each answer their
         own call (the most certain first, then moved aside only to make room for another); one that
         cannot answers the last call it could answer again (a second result for it).
         """
-        if not parts:
+        if not datas:
             return []
-        direct = self._each_by_its_own_id(parts)
+        direct = self._each_by_its_own_id(datas)
         if direct is not None:
             return direct
-        keys: list[str | None] = [None] * len(parts)
+        keys: list[str | None] = [None] * len(datas)
         wanted: list[list[_Choice]] = []  # per response, the free calls it can answer, best first
         everything: list[list[_Choice]] = []  # per response, every call it can answer
         ranks: list[int] = []
-        datas = [response_of(part) for part in parts]
         ids = [id_of(data) for data in datas]
         by_id, by_name = self.by_id, self.by_name
         claimed = {i for i in ids if i is not None and i in by_id}
@@ -167,7 +168,7 @@ class Matcher:
             else:
                 keys[number] = response_id if response_id is not None or name is None else f"{name}#1"
                 choices, best, rest, rank = [], [], [], 3
-            if len(parts) == 1:  # one response: its best free call, else a second result for the last
+            if len(datas) == 1:  # one response: its best free call, else a second result for the last
                 chosen = best[0] if best else rest[0] if rest else None
                 if chosen is not None:
                     chosen.answered = True
@@ -178,7 +179,7 @@ class Matcher:
             ranks.append(rank)
         holder: dict[_Choice, int] = {}  # call -> the response answering it
         held: dict[int, _Choice] = {}
-        order = sorted(range(len(parts)), key=ranks.__getitem__)
+        order = sorted(range(len(datas)), key=ranks.__getitem__)
         for number in order:  # each takes its best free call
             chosen = next((c for c in wanted[number] if c not in holder), None)
             if chosen is not None:

@@ -154,21 +154,20 @@ def _camel(key: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
-def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[int, object]]]:
-    """The model contents from ``first`` read as one step: where it ends, and its calls as ``(content index, part)``.
+def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[int, object, object]]]:
+    """The model contents from ``first`` (a model content) read as one step: where it ends, and its calls.
 
+    Each call as ``(content index, part, call data)``.
     A step is a run of consecutive model contents (the SDK's streaming chat stores one per chunk):
     contents without calls ahead of its first call (streamed text), then contents with calls. A later
     content ends the step ahead of it when it is the model's next answer: it holds no call (the model
     answered), its first call carries a thought signature (each answer signs its first call), or it
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
     """
-    calls: list[tuple[int, object]] = []
-    ids: set[str | None] = set()
+    calls: list[tuple[int, object, object]] = []
     index, stop = first, len(contents)
-    while index < stop and content_role(contents[index]) == "model":
-        found: list[object] = []
-        found_ids: list[str | None] = []
+    while True:  # the content at ``first`` is a model content
+        found: list[tuple[int, object, object]] = []
         for part in parts_of(contents[index], index):
             if type(part) is dict:
                 data = part.get("functionCall")
@@ -177,15 +176,20 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             else:
                 data = call_of(part)
             if data is not None:
-                found.append(part)
-                found_ids.append(id_of(data))
-        if calls and (not found or signed(found[0]) or not ids.isdisjoint(found_ids)):
-            break
-        calls += [(index, part) for part in found]
-        ids.update(found_ids)
-        ids.discard(None)  # a call without an id repeats none
+                found.append((index, part, data))
+        if calls and (not found or signed(found[0][1]) or _repeats(calls, found)):
+            return index, calls
+        calls += found
         index += 1
-    return index, calls
+        if index == stop or content_role(contents[index]) != "model":
+            return index, calls
+
+
+def _repeats(calls: list[tuple[int, object, object]], found: list[tuple[int, object, object]]) -> bool:
+    """Whether a call of ``found`` repeats the id of one of ``calls`` (a call without an id repeats none)."""
+    ids = {id_of(data) for _, _, data in calls}
+    ids.discard(None)
+    return any(id_of(data) in ids for _, _, data in found)
 
 
 class GeminiGenerateContent:
@@ -216,16 +220,16 @@ class GeminiGenerateContent:
             if content_role(content) == "model":
                 first = index
                 index, found = call_step(messages, first)
-                calls = [part for _, part in found]
                 after_results = False
-                if not calls:
+                if not found:
                     for position in range(first, index):
                         units.append(messages[position])
                         kinds.append(REPLY)
                     continue
+                calls = [(part, data) for _, part, data in found]
                 keys = matcher.turn(first, calls)
                 marks: tuple[tuple[RepairForm, str], ...] = ()
-                if not signed(calls[0]):
+                if not signed(calls[0][0]):
                     marks = (("placeholder_signature", keys[0]),)
                 elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
                     units.append(Clean(first, keys, messages[first : index + 1]))
@@ -236,7 +240,7 @@ class GeminiGenerateContent:
                 units.append(
                     Turn(
                         position=first,
-                        calls=[Call(key, part) for key, part in zip(keys, calls, strict=True)],
+                        calls=[Call(key, part) for key, (part, _) in zip(keys, calls, strict=True)],
                         items=tuple(messages[first:index]),
                         marks=marks,
                     )
@@ -244,27 +248,27 @@ class GeminiGenerateContent:
                 kinds.append(TURN)
                 continue
             parts = parts_of(content, index)
-            answering = [response_of(part) is not None for part in parts]
-            for part, answer in zip(parts, answering, strict=True):
-                if answer and field(part, "text"):
-                    raise ToolTurnInputError(
-                        f"item {index}: a part holds both a functionResponse and a text; "
-                        "expected one kind of data per part (Gemini reads a part's data as one of them)",
-                        position=index,
-                    )
-            if True not in answering:
+            datas = [response_of(part) for part in parts]
+            if datas.count(None) == len(datas):
                 units.append(content)
                 kinds.append(OTHER)
                 after_results = False
                 index += 1
                 continue
+            for part, data in zip(parts, datas, strict=True):
+                if data is not None and field(part, "text"):
+                    raise ToolTurnInputError(
+                        f"item {index}: a part holds both a functionResponse and a text; "
+                        "expected one kind of data per part (Gemini reads a part's data as one of them)",
+                        position=index,
+                    )
             others: list[object] = []
             trails: str | None = None
             last: str | None = None
             mark = len(units)
-            answers = iter(matcher.responses([part for part, answer in zip(parts, answering, strict=True) if answer]))
-            for part, answer in zip(parts, answering, strict=True):
-                if not answer:
+            answers = iter(matcher.responses([data for data in datas if data is not None]))
+            for part, data in zip(parts, datas, strict=True):
+                if data is None:
                     others.append(part)
                     if last is not None and trails is None:
                         trails = last
@@ -433,10 +437,13 @@ def _answered(content: object, position: int, keys: list[str], matcher: Matcher)
     parts = parts_of(content, position)
     if len(parts) != len(keys):
         return False
+    datas: list[object] = []
     for part in parts:
-        if response_of(part) is None or (part.get("text") if type(part) is dict else field(part, "text")):
+        data = response_of(part)
+        if data is None or (part.get("text") if type(part) is dict else field(part, "text")):
             return False
-    return matcher.claim(parts, keys)
+        datas.append(data)
+    return matcher.claim(datas, keys)
 
 
 def _one_text(payload: object) -> tuple[str, str] | None:
@@ -546,19 +553,20 @@ def _validate(contents: Sequence[object]) -> list[Violation]:
                 continue
             if first == 0:
                 violations.append(Violation(position=first, rule="call_turn_position", message=_CALL_POSITION_WORDS))
-            at, part = calls[0]
+            at, part, data = calls[0]
             if not signed(part):
-                words = MISSING_SIGNATURE_WORDS.format(name=name_of(call_of(part)) or "", position=at + 1)
+                words = MISSING_SIGNATURE_WORDS.format(name=name_of(data) or "", position=at + 1)
                 violations.append(Violation(position=at, rule="missing_thought_signature", message=words))
-            pending = matcher.turn(first, [part for _, part in calls])
+            pending = matcher.turn(first, [(part, data) for _, part, data in calls])
             pending_at = first
             continue
         if not parts:
             violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-        keys = matcher.responses([part for part in parts if response_of(part) is not None])
+        datas = [response_of(part) for part in parts]
+        keys = matcher.responses([data for data in datas if data is not None])
         trailing, seen = False, False
-        for part in parts:
-            if response_of(part) is not None:
+        for data in datas:
+            if data is not None:
                 seen = True
             elif seen:
                 trailing = True
