@@ -136,123 +136,111 @@ def model_made(item: object) -> bool:
 
 
 class _Run:
-    """A run of call items as ``_read_run`` reads it.
+    """A run of call items as ``_read_run`` reads it: its calls (ids and items as read, in order), and its marks.
 
-    ``call_ids`` and ``refs``: its calls (ids and items as read, in order); ``end``: where it ends (after its
-    last call); ``marks``: what it restores on its items; ``read_as``: the items read otherwise than they
-    stand (without a repeated ``id``), by position; ``clean``: where the outputs right after it end when the
-    run is clean (each call once, nothing marked, exactly one output per call right after it, no item id
-    repeated), else ``0``.
+    ``read_as``: the items read otherwise than they stand (without a repeated ``id``), by position.
     """
 
-    __slots__ = ("call_ids", "clean", "end", "marks", "read_as", "refs")
+    __slots__ = ("call_ids", "marks", "read_as", "refs")
 
     def __init__(
         self,
         call_ids: list[str],
         refs: list[object],
-        end: int,
-        marks: list[tuple[RepairForm, str]] | None,
-        read_as: dict[int, object] | None,
+        marks: list[tuple[RepairForm, str]],
+        read_as: dict[int, object],
     ) -> None:
         self.call_ids = call_ids
         self.refs = refs
-        self.end = end
-        self.marks = marks or []
+        self.marks = marks
         self.read_as = read_as
-        self.clean = 0
 
-    def items(self, messages: Sequence[object], first: int) -> tuple[object, ...]:
-        """The run's items as read, from ``first``."""
-        read_as = self.read_as
-        if not read_as:
-            return tuple(messages[first : self.end])
-        return tuple(read_as.get(position, messages[position]) for position in range(first, self.end))
+    def items(self, messages: Sequence[object], first: int, end: int) -> tuple[object, ...]:
+        """The run's items as read, from ``first`` to ``end``."""
+        if not self.read_as:
+            return tuple(messages[first:end])
+        return tuple(self.read_as.get(position, messages[position]) for position in range(first, end))
 
 
-def _read_run(messages: Sequence[object], first: int, seen: set[str], *, whole: bool) -> _Run | None:
-    """The run of call items (and the reasoning ahead of each) from ``first``, and whether it is clean.
+def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[int, _Run] | None:
+    """The run of call items (and the reasoning ahead of each) from ``first``: where it ends, and the run.
 
     A run ends at its last call: reasoning after it belongs to what follows. ``None``: no call is read
     from ``first`` (reasoning whose call is kept from it by a replayed item), so ``first`` is no run.
-    ``seen`` (the item ids so far) gains the run's ids, and a clean run's outputs' ids. A call item
-    repeating an earlier item's ``id`` is read without it (``duplicate_item_id``), unless it repeats a
-    call id of its own run. ``whole``: the run is read in full, never as clean.
+    ``seen`` (the item ids so far) gains the run's ids. A call item repeating an earlier item's ``id``
+    is read without it (``duplicate_item_id``), unless it repeats a call id of its own run.
     """
     call_ids: list[str] = []
     refs: list[object] = []
-    marks: list[tuple[RepairForm, str]] | None = None
-    read_as: dict[int, object] | None = None
-    repeats = False  # whether a call id repeats in the run
+    marks: list[tuple[RepairForm, str]] = []
+    read_as: dict[int, object] = {}
+    added: list[str] = []
     end = index = first
-    stop = len(messages)
-    while index < stop:
+    while index < len(messages):
         inner = messages[index]
         if type(inner) is dict:
-            kind, inner_id, call_id = inner.get("type"), inner.get("id"), inner.get("call_id")
+            kind, inner_id = inner.get("type"), inner.get("id")
         else:
-            kind, inner_id, call_id = field(inner, "type"), field(inner, "id"), field(inner, "call_id")
-        if type(inner_id) is not str:
+            kind, inner_id = field(inner, "type"), field(inner, "id")
+        if kind not in CALL_TYPES and kind != "reasoning":
+            break
+        if not isinstance(inner_id, str):
             inner_id = ""
         if kind in CALL_TYPES:
+            call_id = inner.get("call_id") if type(inner) is dict else None
             if type(call_id) is not str or not call_id:
                 call_id = call_id_of(inner, "call_id", index, f"{kind} item")
-            if call_id in call_ids:
-                if _opens_next_run(inner, call_ids, refs):
-                    break
-                repeats = True
-            elif inner_id in seen:
-                if marks is None or read_as is None:
-                    marks, read_as = [], {}
+            if call_id in call_ids and _opens_next_run(inner, call_ids, refs):
+                break
+            if inner_id in seen and call_id not in call_ids:
                 marks.append(("duplicate_item_id", call_id))
                 inner = read_as[index] = without(inner, "id", index)
             call_ids.append(call_id)
             refs.append(inner)
             end = index + 1
         elif (
-            kind != "reasoning"
-            or not _leads_to_call(messages, index)
+            not _leads_to_call(messages, index)
             or inner_id in seen
             or _opens_next_run(messages[_call_after(messages, index)], call_ids, refs)
         ):
             break
         if inner_id and inner_id not in seen:
             seen.add(inner_id)
+            added.append(inner_id)
         index += 1
-    for item in messages[end:index]:  # reasoning after the last call (or every item read, when none): not the run's
-        seen.discard(_item_id(item))
     if not call_ids:
+        seen.difference_update(added)
         return None
-    run = _Run(call_ids, refs, end, marks, read_as)
-    if not (marks or whole or repeats) and index == end:
-        run.clean = _outputs_after(messages, end, call_ids, seen)
-    return run
+    for item in messages[end:index]:  # reasoning after the last call: not the run's
+        seen.discard(_item_id(item))
+    return end, _Run(call_ids, refs, marks, read_as)
 
 
 def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], seen: set[str]) -> int:
-    """Where exactly one output item per call of ``call_ids`` (distinct) ends, from ``start``; ``0``: not so.
+    """Where the outputs of a clean run with the call ids ``call_ids`` end; ``0``: the run is not clean.
 
-    No output may repeat an item ``id`` of ``seen`` (the item ids so far, which gains theirs) or of another.
+    They are the output items from ``start``, exactly one per call (the ids distinct), none repeating an
+    item ``id`` of ``seen`` (the item ids so far, which gains theirs) or of another.
     """
+    expected = set(call_ids)
     stop = start + len(call_ids)
-    if stop > len(messages):
+    if len(expected) != len(call_ids) or stop > len(messages):
         return 0
-    answered: set[str] = set()
     item_ids: list[str] = []
-    for item in messages[start:stop]:
+    for position in range(start, stop):
+        item = messages[position]
         if type(item) is dict:
             kind, call_id, item_id = item.get("type"), item.get("call_id"), item.get("id")
         else:
             kind, call_id, item_id = field(item, "type"), field(item, "call_id"), field(item, "id")
-        if kind not in OUTPUT_TYPES or call_id not in call_ids or call_id in answered:
+        if kind not in OUTPUT_TYPES or type(call_id) is not str or call_id not in expected:
             return 0
-        answered.add(call_id)
-        if type(item_id) is str and item_id:
-            if item_id in seen:
-                seen.difference_update(item_ids)
-                return 0
-            seen.add(item_id)
+        expected.remove(call_id)
+        if isinstance(item_id, str) and item_id:
             item_ids.append(item_id)
+    if item_ids and (not seen.isdisjoint(item_ids) or len(set(item_ids)) != len(item_ids)):
+        return 0
+    seen.update(item_ids)
     return stop
 
 
@@ -313,18 +301,20 @@ class OpenAIResponses:
                 index += 1
                 continue
             if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                run = _read_run(messages, index, seen, whole=index in full)
-                if run is not None:
-                    if run.clean:
-                        units.append(Clean(index, run.call_ids, messages[index : run.clean]))
+                read = _read_run(messages, index, seen)
+                if read is not None:
+                    end, run = read
+                    stop_at = 0 if run.marks or index in full else _outputs_after(messages, end, run.call_ids, seen)
+                    if stop_at:
+                        units.append(Clean(index, run.call_ids, messages[index:stop_at]))
                         kinds.append(CLEAN)
-                        index = run.clean
+                        index = stop_at
                         continue
                     calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
-                    items = run.items(messages, index)
+                    items = run.items(messages, index, end)
                     units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
                     kinds.append(TURN)
-                    index = run.end
+                    index = end
                     continue
             if item_id:
                 seen.add(item_id)
