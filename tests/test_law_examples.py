@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from otel_toolturn import (
+    INTERRUPTED_RESULT_TEXT,
     LANES,
     SECOND_RESULT_SEPARATOR,
     Lane,
@@ -364,3 +365,27 @@ def test_a_clean_turn_whose_id_an_earlier_turn_took_gets_a_derived_id() -> None:
         ("reused_id", ("functions_a_0",)),
     ]
     assert validate(view.messages, lane=ANTHROPIC) == []
+
+
+def test_responses_outputs_of_a_closed_run_recorded_late_and_twice_come_back_a_fixed_point() -> None:
+    """Responses: a run closed earlier, its real outputs recorded late: a second pass of the law changes nothing.
+
+    The smallest transcript the fuzz (``bench.fuzz``, near-valid: an orphan and a duplicated result) found
+    not idempotent under a one-pass reading of runs and their outputs.
+    """
+    given: list[object] = [
+        {"role": "user", "content": [{"type": "text", "text": "<u1>"}]},
+        {"type": "function_call", "call_id": "c0", "name": "t0", "arguments": "{}", "id": "fc_c0"},
+        {"type": "function_call", "call_id": "c1", "name": "t1", "arguments": "{}", "id": "fc_c1"},
+        {"type": "function_call_output", "call_id": "c0", "output": INTERRUPTED_RESULT_TEXT},
+        {"type": "function_call_output", "call_id": "c1", "output": "<r7>", "id": "fc_0"},
+        {"role": "user", "content": "<u8>"},
+        {"type": "function_call_output", "call_id": "c0", "output": "<r15>"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "<a9>"}]},
+        {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "<r14>"}]},
+    ]
+    once = ensure_tool_turn_invariants(given, lane="openai.responses")
+    twice = ensure_tool_turn_invariants(list(once.messages), lane="openai.responses")
+    assert validate(once.messages, lane="openai.responses") == []
+    assert list(twice.messages) == list(once.messages)
+    assert twice.repairs == ()
