@@ -91,34 +91,28 @@ def pair_cost(samples: int = 20_000) -> float:
     return statistics.median(runs)
 
 
+SECTIONS: Final[tuple[tuple[object, str], ...]] = (
+    (_patches, "_begin"),
+    (_patches, "_watched"),
+    (PendingCall, "sent"),
+    (PendingCall, "handed_over"),
+    (CallRecord, "feed"),
+    (CallRecord, "finish"),
+)
+"""otel-toolturn's own sections: where each function lives, and its name."""
+
+
 @contextmanager
 def sections(ledger: Ledger) -> Iterator[None]:
     """otel-toolturn's own sections counted into ``ledger`` while inside (see the module docstring)."""
-    saved = (
-        _patches._begin,
-        _patches._watched,
-        PendingCall.sent,
-        PendingCall.handed_over,
-        CallRecord.feed,
-        CallRecord.finish,
-    )
-    _patches._begin = ledger.timed(_patches._begin)
-    _patches._watched = ledger.timed(_patches._watched)
-    PendingCall.sent = ledger.timed(PendingCall.sent)  # type: ignore[method-assign]
-    PendingCall.handed_over = ledger.timed(PendingCall.handed_over)  # type: ignore[method-assign]
-    CallRecord.feed = ledger.timed(CallRecord.feed)  # type: ignore[method-assign]
-    CallRecord.finish = ledger.timed(CallRecord.finish)  # type: ignore[method-assign]
+    saved = [getattr(owner, name) for owner, name in SECTIONS]
+    for (owner, name), function in zip(SECTIONS, saved, strict=True):
+        setattr(owner, name, ledger.timed(function))
     try:
         yield
     finally:
-        (
-            _patches._begin,
-            _patches._watched,
-            PendingCall.sent,  # type: ignore[method-assign]
-            PendingCall.handed_over,  # type: ignore[method-assign]
-            CallRecord.feed,  # type: ignore[method-assign]
-            CallRecord.finish,  # type: ignore[method-assign]
-        ) = saved
+        for (owner, name), function in zip(SECTIONS, saved, strict=True):
+            setattr(owner, name, function)
 
 
 def measure(*, only: Sequence[str] = (), calls: int = 40, warm: int = 5) -> dict[str, dict[str, float]]:

@@ -358,19 +358,10 @@ def test_the_own_time_ledger_counts_a_nested_section_once_and_takes_off_the_cloc
 
 def test_the_own_time_sections_count_a_real_call_and_put_everything_back() -> None:
     """``bench.own.sections``: an instrumented SDK call counts otel-toolturn's sections; leaving restores each one."""
-    from otel_toolturn.instrument import ToolTurnInstrumentor, _patches  # noqa: PLC0415
-    from otel_toolturn.instrument._pending import PendingCall  # noqa: PLC0415
-    from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
+    from otel_toolturn.instrument import ToolTurnInstrumentor  # noqa: PLC0415
 
-    def timed() -> tuple[object, ...]:
-        return (
-            _patches._begin,
-            _patches._watched,
-            PendingCall.sent,
-            PendingCall.handed_over,
-            CallRecord.feed,
-            CallRecord.finish,
-        )
+    def timed() -> list[object]:
+        return [getattr(owner, name) for owner, name in own.SECTIONS]
 
     before = timed()
     client = anthropic.Anthropic(
