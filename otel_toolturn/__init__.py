@@ -20,11 +20,13 @@ from otel_toolturn._law import (
 from otel_toolturn._validate import Violation, validate
 from otel_toolturn._view import INTERRUPTED_RESULT_TEXT, KNOWN_INTERRUPTED_TEXTS
 from otel_toolturn._vocab import (
+    CALL_KINDS,
     INCOMPLETE_CAUSES,
     LANES,
     REPAIR_DROPS,
     REPAIR_FORMS,
     STREAM_DROP_CAUSES,
+    CallKind,
     IncompleteCause,
     Lane,
     RepairForm,
@@ -49,6 +51,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "CALL_KINDS",
     "INCOMPLETE_CAUSES",
     "INTERRUPTED_RESULT_TEXT",
     "KNOWN_INTERRUPTED_TEXTS",
@@ -57,6 +60,7 @@ __all__ = [
     "REPAIR_FORMS",
     "SECOND_RESULT_SEPARATOR",
     "STREAM_DROP_CAUSES",
+    "CallKind",
     "HandoffError",
     "IncompleteCause",
     "Lane",

@@ -24,7 +24,9 @@ For every assistant message (Responses: every run of call items) that carries to
       ``SECOND_RESULT_SEPARATOR`` between them (``duplicate_result``); an interrupted close stands
       in only for a call with no other result — beside a recorded result it is void, left out and
       reported as ``duplicate_result`` (it carried no outcome, so nothing is lost); a call with no
-      result in its window is closed with the synthetic interrupted result (``missing_result``).
+      result in its window is closed with the synthetic interrupted result (``missing_result``), or,
+      where its kind has no honest close (a Responses ``computer_call`` is answered only by a
+      screenshot), left out with the reasoning that belonged to it (``unanswerable_call``, lossy).
 (iii) a result recorded after the window (the model answered in between, over the close it was
       shown) is not moved up: the call keeps what the model saw, and the result is delivered where
       it stands as text naming the call, its content kept (``late_result_in_place``; for a call
@@ -120,7 +122,7 @@ from otel_toolturn._view import (
     Turn,
     View,
 )
-from otel_toolturn._vocab import REPAIR_DROPS, Lane, RepairForm
+from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for, listed
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
@@ -135,6 +137,7 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "late_result",
     "duplicate_result",
     "missing_result",
+    "unanswerable_call",
     "late_result_in_place",
     "duplicate_result_in_place",
 )
@@ -149,12 +152,15 @@ class ToolTurnRepair:
     (as sent) for ``invalid_id``; the call ids the items carry or answer for ``duplicate_item_id``;
     the item ids for ``duplicate_item`` and ``dangling_reasoning``; the ids of the
     results left out, once each, in transcript order, for ``orphan_result``; otherwise the calls
-    whose result was moved up, synthesised, folded or delivered in place.
+    whose result was moved up, synthesised, folded or delivered in place, or (``unanswerable_call``)
+    that were left out. ``call_kind``: the kind of call they are (a turn's calls of two kinds give
+    one repair per kind).
     """
 
     form: RepairForm
     tool_call_ids: tuple[str, ...]
     before_run: bool = False
+    call_kind: CallKind = "function"
 
     @property
     def lossy(self) -> bool:
@@ -187,10 +193,12 @@ class _Slot:
     ``written``: the call as the view writes it (``call`` itself unless it got ``new_id``).
     """
 
-    __slots__ = ("call", "new_id", "placed", "replied", "results", "turn", "written")
+    __slots__ = ("call", "dropped", "new_id", "placed", "replied", "results", "turn", "written")
 
     def __init__(self, call: Call, turn: int) -> None:
         self.call = call
+        self.dropped = False
+        """No honest close exists for the call and it has no result: the turn is written without it."""
         self.turn = turn
         self.results: list[int] = []
         self.replied: list[int] = []
@@ -250,16 +258,16 @@ class _Restoration:
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
-        self.forms: dict[int, dict[RepairForm, list[str]]] = {}
+        self.forms: dict[int, dict[tuple[RepairForm, CallKind], list[str]]] = {}
         self.slots_of: dict[int, list[_Slot]] = {}
         self.reached: set[int] = set()
         """The positions of the clean turns a later unit reaches: the list is read again with them in full."""
         self.orphans: list[str] = []
-        self.refused: dict[RepairForm, list[str]] = {}
+        self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
-        for form, item_id in [*view.refused.values(), *view.marks.values()]:
-            self.refused.setdefault(form, []).append(item_id)
+        for mark in [*view.refused.values(), *view.marks.values()]:
+            self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
         self.apart = view.apart
         self.after: dict[int, list[_Piece]] = {}
         """What is written right after a unit: a turn's rewritten batch (results-in-place lanes), or the closes
@@ -270,9 +278,9 @@ class _Restoration:
             for index, slots in self.slots_of.items():
                 self._decide(index, slots)
 
-    def note(self, turn: int, form: RepairForm, call_id: str) -> None:
-        """Record that ``form`` was restored for ``call_id`` on the turn at unit index ``turn``."""
-        noted = self.forms.setdefault(turn, {}).setdefault(form, [])
+    def note(self, turn: int, form: RepairForm, call_id: str, kind: CallKind = "function") -> None:
+        """Record that ``form`` was restored for ``call_id``, a call of ``kind``, on the turn at unit index ``turn``."""
+        noted = self.forms.setdefault(turn, {}).setdefault((form, kind), [])
         if call_id not in noted:
             noted.append(call_id)
 
@@ -358,7 +366,7 @@ class _Restoration:
         for call in turn.calls:
             call_id = call.call_id
             if call_id in seen:
-                self.note(index, "duplicate_call", call_id)
+                self.note(index, "duplicate_call", call_id, self.adapter.call_kind(call.ref))
                 continue
             seen.add(call_id)
             slot = _Slot(call, index)
@@ -373,12 +381,12 @@ class _Restoration:
                     if new_id is not None:
                         slot.new_id = new_id
                         slot.written = self.adapter.rename_call(slot.call, new_id)
-                        self.note(index, form, slot.call.call_id)
+                        self.note(index, form, slot.call.call_id, self.adapter.call_kind(slot.call.ref))
         if turn.trailing:
             for slot in slots:
-                self.note(index, "trailing_text", slot.call.call_id)
-        for form, call_id in turn.marks:
-            self.note(index, form, call_id)
+                self.note(index, "trailing_text", slot.call.call_id, self.adapter.call_kind(slot.call.ref))
+        for mark in turn.marks:
+            self.note(index, mark.form, mark.call_id, mark.kind)
         if turn.trailing or turn.marks or renamed or len(slots) != len(turn.calls):
             self.rewritten.add(index)
         self.slots_of[index] = slots
@@ -400,18 +408,25 @@ class _Restoration:
         window_results: list[int] = []
         for slot in slots:
             call, call_id = slot.out, slot.call.call_id
+            call_kind = adapter.call_kind(slot.call.ref)
             window = [r for r, replied in zip(slot.results, slot.replied, strict=True) if replied == index]
             window_set = set(window)
             window_results.extend(window)
             answered = False
             if not window:
-                self.note(index, "missing_result", call_id)
-                synthetic.append((RESULT, adapter.synthesize(call), None))
+                close = adapter.synthesize(call)
+                if close is None:
+                    self.note(index, "unanswerable_call", call_id, call_kind)
+                    slot.dropped = True
+                    self.rewritten.add(index)
+                else:
+                    self.note(index, "missing_result", call_id, call_kind)
+                    synthetic.append((RESULT, close, None))
                 changed = True
             else:
                 kept = window
                 if len(window) > 1:
-                    self.note(index, "duplicate_result", call_id)
+                    self.note(index, "duplicate_result", call_id, call_kind)
                     kept = [r for r in window if not adapter.interrupted(units[r])] or window[:1]
                     changed = True
                 answered = not adapter.interrupted(units[kept[0]])
@@ -431,14 +446,14 @@ class _Restoration:
                     placed.append((primary, piece))
                     changed = changed or piece[1] is not units[primary]
                 else:
-                    self.note(index, "late_result", call_id)
+                    self.note(index, "late_result", call_id, call_kind)
                     moved.append(piece)
                     changed = True
             for r in slot.results:
                 if r in window_set:
                     continue
                 form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
-                self.note(index, form, call_id)
+                self.note(index, form, call_id, call_kind)
                 if adapter.interrupted(units[r]):
                     self.at[r] = []
                     continue
@@ -469,15 +484,20 @@ class _Restoration:
             repairs.extend(
                 ToolTurnRepair(
                     form=form,
-                    tool_call_ids=tuple(forms[form]),
+                    tool_call_ids=tuple(forms[form, kind]),
                     before_run=before and form == "missing_result",
+                    call_kind=kind,
                 )
                 for form in _TURN_FORM_ORDER
-                if form in forms
+                for kind in CALL_KINDS
+                if (form, kind) in forms
             )
         if self.orphans:
             repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(self.orphans)))
-        repairs.extend(ToolTurnRepair(form=form, tool_call_ids=tuple(ids)) for form, ids in self.refused.items())
+        repairs.extend(
+            ToolTurnRepair(form=form, tool_call_ids=tuple(ids), call_kind=kind)
+            for (form, kind), ids in self.refused.items()
+        )
         if not repairs:
             return ToolTurnView(messages=messages, repairs=())
         return ToolTurnView(messages=self.adapter.write(self._emit()), repairs=tuple(repairs))
@@ -514,7 +534,7 @@ class _Restoration:
                 turn = units[index]
                 assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
                 if index in self.rewritten:
-                    pairs = [(slot.call.ref, slot.out.ref) for slot in self.slots_of[index]]
+                    pairs = [(slot.call.ref, slot.out.ref) for slot in self.slots_of[index] if not slot.dropped]
                     whole(adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing))
                 else:
                     whole(turn.items)

@@ -25,10 +25,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._vocab import Lane, RepairForm
+from otel_toolturn._vocab import CallKind, Lane, RepairForm
 
 INTERRUPTED_RESULT_TEXT: Final = (
     "[tool call interrupted: no result was recorded, so its outcome is unknown. "
@@ -128,6 +128,15 @@ class Call:
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as a dataclass is
 
 
+class Mark(NamedTuple):
+    """What a lane's reading restores on a unit, and how it is reported: the form, the id, the kind of call."""
+
+    form: RepairForm
+    call_id: str
+    """The id to report (a call id, or an item id for the Responses item forms)."""
+    kind: CallKind = "function"
+
+
 @dataclass(slots=True)
 class Turn:
     """An assistant message (or Responses run of call items) that emits calls, in call order."""
@@ -138,8 +147,8 @@ class Turn:
     """The wire items the turn was read from (one message, or the Responses run)."""
     trailing: bool = False
     """Whether a non-call block stands after the first call (Anthropic; the other lanes keep them apart)."""
-    marks: tuple[tuple[RepairForm, str], ...] = ()
-    """What the lane restores on the turn's own items, as ``(form, call id to report)`` (Gemini:
+    marks: tuple[Mark, ...] = ()
+    """What the lane restores on the turn's own items (Gemini:
     ``placeholder_signature``, by ``write_turn``; Responses: ``duplicate_item_id``, a call item already
     read without its repeated ``id`` in ``items``); a marked turn is rewritten."""
 
@@ -193,10 +202,10 @@ class View:
     kinds: list[int] = dataclasses.field(default_factory=list)
     ids: dict[int, str | None] = dataclasses.field(default_factory=dict)
     sources: dict[int, object] = dataclasses.field(default_factory=dict)
-    refused: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
+    refused: dict[int, Mark] = dataclasses.field(default_factory=dict)
     """Units the wire cannot hold where they stand and no rule places (Responses: a repeated item id, reasoning
     with nothing to belong to): the form they are left out under, and the id to report."""
-    marks: dict[int, tuple[RepairForm, str]] = dataclasses.field(default_factory=dict)
+    marks: dict[int, Mark] = dataclasses.field(default_factory=dict)
     """Units kept where they stand that the lane restores (Gemini: text that stood after the responses of its
     content, ``text_after_results``, laid out anew by ``write``; Responses: an output item read without its
     repeated ``id``, ``duplicate_item_id``): the form they are reported under, and the id to report."""
@@ -258,8 +267,11 @@ class LaneAdapter(Protocol):
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """A deterministic id for ``call_id`` (a later reuse, or one the API refuses) that fits and is not taken."""
 
-    def synthesize(self, call: Call) -> object:
-        """The interrupted result for a call with none."""
+    def call_kind(self, call: object) -> CallKind:
+        """The kind of call a call's wire object is (a ``Call.ref``)."""
+
+    def synthesize(self, call: Call) -> object | None:
+        """The interrupted result for a call with none; ``None``: no honest close exists, the call is left out."""
 
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""

@@ -18,7 +18,14 @@ its keys are the whole vocabulary.
   two Gemini forms: ``placeholder_signature`` (the first call of a call step carried no thought
   signature, so it gets the provider's documented placeholder that skips the check) and
   ``text_after_results`` (text that stood after the function responses of a user content moved
-  ahead of them).
+  ahead of them); and ``unanswerable_call``, a call left without a result for which no honest close
+  exists (a Responses ``computer_call`` is answered only by a screenshot), left out with the reasoning
+  that belonged to it.
+- ``CallKind``: the kind of call a repair concerns, as the lane reads it: ``function`` (Anthropic
+  ``tool_use``, Chat ``tool_calls``, Responses ``function_call``, Gemini ``functionCall``), ``custom``
+  (Responses ``custom_tool_call``), ``server_tool`` (Anthropic ``server_tool_use``: web search, web
+  fetch, code execution, tool search), ``mcp`` (Anthropic ``mcp_tool_use``), and the Responses calls the
+  agent runs: ``shell``, ``local_shell``, ``apply_patch``, ``computer``.
 - ``REPAIR_DROPS``: whether a form leaves recorded content out of the request (a lossy
   projection) rather than moving, folding, renaming or adding it.
 - ``IncompleteCause`` / ``StreamDropCause``: why a tool turn reached the model incomplete.
@@ -48,6 +55,7 @@ RepairForm = Literal[
     "dangling_reasoning",
     "placeholder_signature",
     "text_after_results",
+    "unanswerable_call",
 ]
 REPAIR_FORMS: Final[tuple[RepairForm, ...]] = get_args(RepairForm)
 
@@ -68,9 +76,13 @@ REPAIR_DROPS: Final[MappingProxyType[RepairForm, bool]] = MappingProxyType(
         "dangling_reasoning": True,
         "placeholder_signature": False,
         "text_after_results": False,
+        "unanswerable_call": True,
     }
 )
 """Does the form leave recorded content out of the request? A request that did is lossy."""
+
+CallKind = Literal["function", "custom", "server_tool", "mcp", "shell", "local_shell", "apply_patch", "computer"]
+CALL_KINDS: Final[tuple[CallKind, ...]] = get_args(CallKind)
 
 IncompleteCause = Literal["truncated", "unnamed", "bad_frame", "missing_result_synthesized"]
 INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause)

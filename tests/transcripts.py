@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, CallKind, Lane
 from otel_toolturn._view import in_place_heading
 
 CLAUDE_CODE_CLOSE: Final = "[Tool result missing due to internal error]"
@@ -45,6 +45,8 @@ class CallBlock:
     """Gemini: whether the call carries a thought signature when it is the first call of its message."""
     item_id: str | None = None
     """Responses: the call item's own ``id`` (default: none)."""
+    kind: CallKind = "function"
+    """The kind of call (a lane builds the kinds it has; ``R`` answers with the output of its call's kind)."""
 
 
 Block = Text | Thinking | CallBlock
@@ -112,9 +114,15 @@ def th(text: str, item_id: str | None = None) -> Thinking:
 
 
 def c(
-    call_id: str, name: str = "f", arguments: str = "{}", *, signed: bool = True, item_id: str | None = None
+    call_id: str,
+    name: str = "f",
+    arguments: str = "{}",
+    *,
+    signed: bool = True,
+    item_id: str | None = None,
+    kind: CallKind = "function",
 ) -> CallBlock:
-    return CallBlock(call_id, name, arguments, signed, item_id)
+    return CallBlock(call_id, name, arguments, signed, item_id, kind)
 
 
 def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bool = False) -> list[object]:

@@ -39,6 +39,7 @@ REPAIR_WORDS: Final[Mapping[RepairForm, str]] = MappingProxyType(
         "dangling_reasoning": "reasoning with nothing after it left out",
         "placeholder_signature": "the documented placeholder set on a call that lost its thought signature",
         "text_after_results": "text after the function responses moved ahead of them",
+        "unanswerable_call": "a call no honest result exists for left out",
     }
 )
 """Each repair form in a newcomer's words."""

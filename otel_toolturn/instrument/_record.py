@@ -305,6 +305,7 @@ class CallRecord:
                             names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
                             names.REPAIR_LOSSY: repair_lossy,
                             names.REPAIR_BEFORE_RUN: repair.before_run,
+                            names.REPAIR_CALL_KIND: repair.call_kind,
                             names.REPAIR_REPEAT: repeat,
                             names.LANE: lane,
                         }

@@ -31,7 +31,7 @@ from otel_toolturn._view import (
     in_place_heading,
     replace,
 )
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -165,6 +165,11 @@ class AnthropicMessages:
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``."""
         return derive_id(call_id, taken, pattern_safe=True)
+
+    def call_kind(self, call: object) -> CallKind:
+        """A ``tool_use`` block is a function call (server tools are read apart)."""
+        del call  # one kind of call
+        return "function"
 
     def synthesize(self, call: Call) -> object:
         """An error ``tool_result`` saying the call was interrupted and its outcome is unknown."""

@@ -70,6 +70,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    Mark,
     Turn,
     View,
     Violation,
@@ -78,7 +79,7 @@ from otel_toolturn._view import (
     is_interrupted_text,
     replace,
 )
-from otel_toolturn._vocab import Lane, RepairForm
+from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes._common import derive_id
 from otel_toolturn.lanes._gemini_matching import Matcher
 from otel_toolturn.lanes._gemini_parts import (
@@ -228,9 +229,9 @@ class GeminiGenerateContent:
                     continue
                 calls = [(part, data) for _, part, data in found]
                 keys = matcher.turn(first, calls)
-                marks: tuple[tuple[RepairForm, str], ...] = ()
+                marks: tuple[Mark, ...] = ()
                 if not signed(calls[0][0]):
-                    marks = (("placeholder_signature", keys[0]),)
+                    marks = (Mark("placeholder_signature", keys[0]),)
                 elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
                     units.append(Clean(first, keys, messages[first : index + 1]))
                     kinds.append(CLEAN)
@@ -287,7 +288,7 @@ class GeminiGenerateContent:
                 others.append(_new_part(parts[0], text=LEADING_RESULTS_TEXT))
             if others:
                 if trails is not None:
-                    view.marks[len(units)] = ("text_after_results", trails)
+                    view.marks[len(units)] = Mark("text_after_results", trails)
                 sources[len(units)] = content
                 units.append(tuple(others))
                 kinds.append(PART)
@@ -355,6 +356,11 @@ class GeminiGenerateContent:
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``."""
         return derive_id(call_id, taken, pattern_safe=False)
+
+    def call_kind(self, call: object) -> CallKind:
+        """Every call here is a function call."""
+        del call  # one kind of call
+        return "function"
 
     def synthesize(self, call: Call) -> object:
         """A ``functionResponse`` with the call's name and id saying it was interrupted, in the call's spelling."""

@@ -29,7 +29,7 @@ from otel_toolturn._view import (
     in_place_heading,
     replace,
 )
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -163,6 +163,11 @@ class OpenAIChat:
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<id>_<n>``."""
         return derive_id(call_id, taken, pattern_safe=False)
+
+    def call_kind(self, call: object) -> CallKind:
+        """Every call here is a function call."""
+        del call  # one kind of call
+        return "function"
 
     def synthesize(self, call: Call) -> object:
         """A ``tool`` message saying the call was interrupted and its outcome is unknown."""

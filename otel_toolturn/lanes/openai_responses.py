@@ -39,6 +39,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    Mark,
     Turn,
     View,
     Violation,
@@ -47,7 +48,7 @@ from otel_toolturn._view import (
     replace,
     without,
 )
-from otel_toolturn._vocab import Lane, RepairForm
+from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -59,7 +60,11 @@ from otel_toolturn.lanes._common import (
 
 CALL_TYPES: Final = ("function_call", "custom_tool_call")
 OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
-_OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+_OUTPUT_OF: Final[dict[object, str]] = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+_KIND_OF: Final[dict[object, CallKind]] = {"function_call": "function", "custom_tool_call": "custom"}
+"""The kind of call each call item type is."""
+_OUTPUT_KIND: Final[dict[object, CallKind]] = {_OUTPUT_OF[call]: kind for call, kind in _KIND_OF.items()}
+"""The kind of call each output item type answers."""
 _USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
 """The content parts a user message item holds, where a delivered output stands."""
 
@@ -109,7 +114,7 @@ def _refuse_dangling_reasoning(view: View) -> None:
         kind = view.kinds[index]
         if kind == REPLY and _type(view.units[index]) == "reasoning":
             if follows_nothing:
-                view.refused[index] = ("dangling_reasoning", _item_id(view.units[index]))
+                view.refused[index] = Mark("dangling_reasoning", _item_id(view.units[index]))
             continue
         follows_nothing = kind == RESULT
 
@@ -147,7 +152,7 @@ class _Run:
         self,
         call_ids: list[str],
         refs: list[object],
-        marks: list[tuple[RepairForm, str]],
+        marks: list[Mark],
         read_as: dict[int, object],
     ) -> None:
         self.call_ids = call_ids
@@ -172,7 +177,7 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
     """
     call_ids: list[str] = []
     refs: list[object] = []
-    marks: list[tuple[RepairForm, str]] = []
+    marks: list[Mark] = []
     read_as: dict[int, object] = {}
     added: list[str] = []
     end = index = first
@@ -193,7 +198,7 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
             if call_id in call_ids and _opens_next_run(inner, call_ids, refs):
                 break
             if inner_id in seen and call_id not in call_ids:
-                marks.append(("duplicate_item_id", call_id))
+                marks.append(Mark("duplicate_item_id", call_id, _KIND_OF.get(kind, "function")))
                 inner = read_as[index] = without(inner, "id", index)
             call_ids.append(call_id)
             refs.append(inner)
@@ -285,7 +290,8 @@ class OpenAIResponses:
             if kind in OUTPUT_TYPES:
                 call_id = result_id_of(item, "call_id")
                 if item_id in seen:
-                    view.marks[len(units)] = ("duplicate_item_id", call_id or "")
+                    answering = _OUTPUT_KIND.get(kind, "function")
+                    view.marks[len(units)] = Mark("duplicate_item_id", call_id or "", answering)
                     item = without(item, "id", index)
                 elif item_id:
                     seen.add(item_id)
@@ -295,7 +301,7 @@ class OpenAIResponses:
                 index += 1
                 continue
             if item_id and item_id in seen and kind not in CALL_TYPES:
-                view.refused[len(units)] = ("duplicate_item", item_id)
+                view.refused[len(units)] = Mark("duplicate_item", item_id)
                 units.append(item)
                 kinds.append(REPLY if _replied(item, kind) else OTHER)
                 index += 1
@@ -369,6 +375,10 @@ class OpenAIResponses:
     def derive_id(self, call_id: str, taken: set[str]) -> str:
         """``<call_id>_<n>``."""
         return derive_id(call_id, taken, pattern_safe=False)
+
+    def call_kind(self, call: object) -> CallKind:
+        """The kind of call the call item's ``type`` names."""
+        return _KIND_OF.get(_type(call), "function")
 
     def synthesize(self, call: Call) -> object:
         """An output item saying the call was interrupted and its outcome is unknown."""

@@ -91,6 +91,7 @@ def test_repair_mode_sends_a_view_that_validates(instrument: Instrument, lane: L
     assert isinstance(event[names.REPAIR_TOOL_CALL_IDS], tuple)
     assert event[names.REPAIR_TOOL_CALL_IDS]
     assert names.REPAIR_BEFORE_RUN in event
+    assert event[names.REPAIR_CALL_KIND] == "function"
     logged = otel.logs(names.EVENT_REPAIR)
     assert len(logged) == len(events)
 
