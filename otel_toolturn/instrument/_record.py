@@ -45,6 +45,7 @@ from opentelemetry.util.types import AttributeValue
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
 from otel_toolturn.handoff import matching_pattern
+from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
@@ -68,17 +69,6 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
-
-
-def current_genai_span() -> Span | None:
-    """The current span when it is another instrumentation's GenAI inference span (CLIENT, recording)."""
-    span = trace.get_current_span()
-    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
-        return None
-    attributes = getattr(span, "attributes", None)
-    if attributes is None or attributes.get(names.GEN_AI_OPERATION_NAME) is None:
-        return None
-    return span
 
 
 def handoff_tool_shown(name: str) -> str:
@@ -150,6 +140,7 @@ class CallRecord:
         provider_name: ProviderName | None = None,
         defer_span: bool = False,
         started_ns: int | None = None,
+        other_span: Span | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
@@ -175,7 +166,7 @@ class CallRecord:
         """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
             return
-        adopted = current_genai_span()
+        adopted = other_span if other_span is not None else others.current()
         if adopted is not None:
             self.span = adopted
             self._held = None
