@@ -66,10 +66,7 @@ class ToolTurnInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             logger_provider=kwargs.get("logger_provider"),
         )
         patch(telemetry)
-        try:
-            others.watch(kwargs.get("tracer_provider"))
-        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the application
-            telemetry.error("span", exc)
+        others.watch(telemetry.tracer_provider)
 
     def _uninstrument(self, **kwargs: Any) -> None:  # noqa: ANN401 - BaseInstrumentor's own signature
         del kwargs

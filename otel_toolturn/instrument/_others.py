@@ -119,25 +119,28 @@ _WATCHES: weakref.WeakKeyDictionary[object, GenAISpanWatch] = weakref.WeakKeyDic
 
 
 def watch(tracer_provider: object | None) -> None:
-    """Add (or re-enable) the watch on the SDK tracer provider the instrumentation records with.
+    """Add (or re-enable) the watch on the SDK tracer provider the instrumentation records with (never raises).
 
-    ``None``: the global one. A provider that is not the SDK's takes no processor: only the current span
-    is then found.
+    ``None``: the global one, as it is now (an application under ``opentelemetry-instrument`` sets it after
+    the instrumentors load, so each call asks). A provider that is not the SDK's takes no processor: only
+    the current span is then found.
     """
-    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    add = getattr(provider, "add_span_processor", None)
-    if not callable(add):
-        return
-    known = _WATCHES.get(provider)
-    if known is not None:
-        known.enabled = True
-        return
-    processor = GenAISpanWatch()
-    add(processor)
-    _WATCHES[provider] = processor
+    try:
+        provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        known = _WATCHES.get(provider)
+        if known is not None:
+            known.enabled = True
+            return
+        add = getattr(provider, "add_span_processor", None)
+        if callable(add):
+            processor = GenAISpanWatch()
+            add(processor)
+            _WATCHES[provider] = processor
+    except Exception:  # noqa: BLE001, S110 - finding another's span is best effort; the call goes on
+        pass
 
 
 def unwatch() -> None:
-    """Stop every watch (the SDK keeps a processor once added, so it goes inert)."""
+    """Stop every watch (the SDK keeps a processor once added, so it goes inert until the next call)."""
     for processor in list(_WATCHES.values()):
         processor.enabled = False

@@ -103,6 +103,7 @@ class PendingCall:
         self._caller_kwargs = caller_kwargs
         self._server_address = server_address
         self._context = context_api.get_current()
+        others.watch(telemetry.tracer_provider)
         self._other_span = others.take()
         self._adopts = self._other_span is None
         self._started_ns = time.time_ns()

@@ -79,6 +79,8 @@ class Telemetry:
         logger_provider: LoggerProvider | None = None,
     ) -> None:
         self.options = options
+        self.tracer_provider = tracer_provider
+        """The tracer provider asked for (``None``: the global one, read when used)."""
         version = otel_toolturn.__version__
         self.tracer = trace.get_tracer(names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(names.INSTRUMENTATION_NAME, version, meter_provider=meter_provider)
