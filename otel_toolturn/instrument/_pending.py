@@ -75,7 +75,7 @@ class PendingCall:
         "_other_span",
         "_sdk_span",
         "_sent",
-        "_server_address",
+        "_server",
         "_started_ns",
         "lane",
         "provider",
@@ -92,7 +92,7 @@ class PendingCall:
         provider: Provider,
         decided: Decision,
         caller_kwargs: dict[str, object],
-        server_address: str | None,
+        server: tuple[str | None, int | None],
         provider_name: ProviderName | None = None,
     ) -> None:
         self.telemetry = telemetry
@@ -101,7 +101,7 @@ class PendingCall:
         self.provider_name = provider_name
         self._decided = decided
         self._caller_kwargs = caller_kwargs
-        self._server_address = server_address
+        self._server = server
         self._context = context_api.get_current()
         others.watch(telemetry.tracer_provider)
         self._other_span = others.take()
@@ -145,7 +145,8 @@ class PendingCall:
                 provider=self.provider,
                 provider_name=self.provider_name,
                 requested_model=model if isinstance(model, str) else None,
-                server_address=self._server_address,
+                server_address=self._server[0],
+                server_port=self._server[1],
                 started_ns=self._started_ns,
                 other_span=other_span,
             )
