@@ -44,6 +44,7 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
+from otel_toolturn.compose import request_field
 from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
@@ -69,6 +70,30 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
+
+
+def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, AttributeValue]:
+    """The conventions' ``gen_ai.request.*`` parameters the request carries (``names.REQUEST_PARAMETERS``).
+
+    Numbers as they are (a boolean is no number), stop sequences as a list of strings (one string: a list
+    of one), the choice count only when it is not 1; anything else is left out.
+    """
+    found: dict[str, AttributeValue] = {}
+    for key, setting in names.REQUEST_PARAMETERS[lane]:
+        if key in found:
+            continue
+        value = request_field(kwargs, setting, lane=lane)
+        if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
+            stops = [value] if isinstance(value, str) else value
+            if isinstance(stops, (list, tuple)) and stops and all(isinstance(s, str) for s in stops):
+                found[key] = tuple(str(s) for s in stops)
+        elif (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (key != names.GEN_AI_REQUEST_CHOICE_COUNT or value != 1)
+        ):
+            found[key] = value
+    return found
 
 
 def handoff_tool_shown(name: str) -> str:
@@ -112,6 +137,7 @@ class CallRecord:
         "_context",
         "_finished",
         "_finishing",
+        "_first_chunk_ns",
         "_held",
         "_labels",
         "_lock",
@@ -155,6 +181,8 @@ class CallRecord:
         self._server_address = server_address
         self._server_port = server_port
         self._response_model: str | None = None
+        self._first_chunk_ns = 0
+        """When the first streamed event reached the caller (0: none yet, or not a stream)."""
         self._tokens: list[tuple[str, int]] = []
         """The response's input and output tokens, for the conventions' token metric."""
         self._labels = telemetry.labels(lane, self.provider_name)
@@ -363,6 +391,8 @@ class CallRecord:
                 },
             )
             tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
+        if self.owns_span or self._pending is not None:
+            attributes.update(request_parameters(self.lane, decision.kwargs))
         if receipt.system_fingerprints:
             attributes[names.FINGERPRINT_SYSTEM] = receipt.system_fingerprints
         if receipt.tools_fingerprint is not None:
@@ -379,6 +409,8 @@ class CallRecord:
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:
         """A whole (not streamed) response arrived: check it, record it, finish."""
+        if self._held is not None:
+            self._held.setdefault(names.GEN_AI_REQUEST_STREAM, False)
         try:
             check = _check_response()
             if check is not None:
@@ -389,6 +421,8 @@ class CallRecord:
 
     def start_stream(self) -> None:
         """A streamed response begins: get this lane's observer (none when unavailable)."""
+        if self._held is not None:
+            self._held[names.GEN_AI_REQUEST_STREAM] = True
         try:
             observer_for = _observer_for()
             if observer_for is not None:
@@ -401,6 +435,8 @@ class CallRecord:
 
         An observer that raises is dropped (the stream passes through) and the error counted.
         """
+        if not self._first_chunk_ns:
+            self._first_chunk_ns = time.time_ns()
         observer = self.observer
         if observer is None:
             return
@@ -604,6 +640,9 @@ class CallRecord:
         span = self.span
         if span is not None and self.owns_span:
             attributes = self._held
+            if self._first_chunk_ns and attributes is not None:
+                seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
+                attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
             if error is not None:
                 attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
             if attributes:

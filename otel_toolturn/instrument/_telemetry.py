@@ -82,8 +82,12 @@ class Telemetry:
         self.tracer_provider = tracer_provider
         """The tracer provider asked for (``None``: the global one, read when used)."""
         version = otel_toolturn.__version__
-        self.tracer = trace.get_tracer(names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider)
-        meter = metrics.get_meter(names.INSTRUMENTATION_NAME, version, meter_provider=meter_provider)
+        self.tracer = trace.get_tracer(
+            names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider, schema_url=names.SCHEMA_URL
+        )
+        meter = metrics.get_meter(
+            names.INSTRUMENTATION_NAME, version, meter_provider=meter_provider, schema_url=names.SCHEMA_URL
+        )
         self._counters: dict[str, Counter] = {
             i.name: meter.create_counter(i.name, unit=i.unit, description=i.description)
             for i in names.INSTRUMENTS

@@ -103,6 +103,60 @@ OPERATION_OF: Final[Mapping[Lane, str]] = MappingProxyType(
     }
 )
 """``gen_ai.operation.name`` of each lane's inference span (the registry's well-known value for Gemini)."""
+GEN_AI_REQUEST_STREAM: Final = "gen_ai.request.stream"
+GEN_AI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
+REQUEST_PARAMETERS: Final[Mapping[Lane, tuple[tuple[str, str], ...]]] = MappingProxyType(
+    {
+        "anthropic.messages": (
+            ("gen_ai.request.max_tokens", "max_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.top_k", "top_k"),
+            ("gen_ai.request.stop_sequences", "stop_sequences"),
+        ),
+        "openai.chat_completions": (
+            ("gen_ai.request.max_tokens", "max_completion_tokens"),
+            ("gen_ai.request.max_tokens", "max_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.stop_sequences", "stop"),
+            ("gen_ai.request.seed", "seed"),
+            ("gen_ai.request.frequency_penalty", "frequency_penalty"),
+            ("gen_ai.request.presence_penalty", "presence_penalty"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "n"),
+        ),
+        "openai.responses": (
+            ("gen_ai.request.max_tokens", "max_output_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+        ),
+        "gemini.generate_content": (
+            ("gen_ai.request.max_tokens", "max_output_tokens"),
+            ("gen_ai.request.max_tokens", "maxOutputTokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.top_p", "topP"),
+            ("gen_ai.request.top_k", "top_k"),
+            ("gen_ai.request.top_k", "topK"),
+            ("gen_ai.request.stop_sequences", "stop_sequences"),
+            ("gen_ai.request.stop_sequences", "stopSequences"),
+            ("gen_ai.request.seed", "seed"),
+            ("gen_ai.request.frequency_penalty", "frequency_penalty"),
+            ("gen_ai.request.frequency_penalty", "frequencyPenalty"),
+            ("gen_ai.request.presence_penalty", "presence_penalty"),
+            ("gen_ai.request.presence_penalty", "presencePenalty"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "candidate_count"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "candidateCount"),
+        ),
+    }
+)
+"""Where each lane's request carries the conventions' ``gen_ai.request.*`` parameters: the attribute, and the
+request setting holding it (``compose.request_field``: google-genai's ``config``, in either spelling; the first
+setting that holds a value wins); the choice count only when it is not 1."""
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
+"""The semantic conventions release whose GenAI names the spans and metrics carry."""
 
 ErrorStage = Literal[
     "request",

@@ -58,3 +58,43 @@ def test_a_call_on_another_instrumentations_span_records_no_client_metric(instru
     assert _histogram(otel, names.CLIENT_OPERATION_DURATION.name) == []
     assert _histogram(otel, names.CLIENT_TOKEN_USAGE.name) == []
     assert otel.total(names.REQUESTS.name) == 1
+
+
+def _own_span(otel: Otel) -> dict[str, object]:
+    (span,) = otel.call_spans()
+    assert span.instrumentation_scope is not None
+    assert span.instrumentation_scope.schema_url == names.SCHEMA_URL
+    return dict(span.attributes or {})
+
+
+def test_the_request_parameters_go_on_our_span_in_the_conventions_names(instrument: Instrument) -> None:
+    """Chat settings become gen_ai.request.* (one stop string a list of one, n only when not 1); stream false."""
+    otel = instrument()
+    Wire().openai().chat.completions.create(
+        model=MODEL, messages=_MESSAGES, max_completion_tokens=64, temperature=0.2, top_p=0.9, stop="END", seed=7, n=2
+    )
+    attributes = _own_span(otel)
+    assert attributes["gen_ai.request.max_tokens"] == 64
+    assert attributes["gen_ai.request.temperature"] == 0.2
+    assert attributes["gen_ai.request.top_p"] == 0.9
+    assert attributes["gen_ai.request.stop_sequences"] == ("END",)
+    assert attributes["gen_ai.request.seed"] == 7
+    assert attributes[names.GEN_AI_REQUEST_CHOICE_COUNT] == 2
+    assert attributes[names.GEN_AI_REQUEST_STREAM] is False
+    assert names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK not in attributes
+
+
+def test_a_stream_states_it_and_its_time_to_first_chunk(instrument: Instrument) -> None:
+    """A streamed call: gen_ai.request.stream true and a time to first chunk within the call's duration."""
+    otel = instrument()
+    for _ in Wire().openai().chat.completions.create(model=MODEL, messages=_MESSAGES, stream=True, n=1):
+        pass
+    attributes = _own_span(otel)
+    assert attributes[names.GEN_AI_REQUEST_STREAM] is True
+    assert names.GEN_AI_REQUEST_CHOICE_COUNT not in attributes
+    (span,) = otel.call_spans()
+    assert span.end_time is not None
+    assert span.start_time is not None
+    first = attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK]
+    assert isinstance(first, float)
+    assert 0 <= first <= (span.end_time - span.start_time) / 1e9
