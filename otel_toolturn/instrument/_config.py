@@ -30,8 +30,60 @@ Provider = Literal["openai", "anthropic", "google_genai", "litellm"]
 and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
-ProviderName = Literal["openai", "anthropic", "gcp.gemini", "gcp.vertex_ai"]
-"""The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label)."""
+ProviderName = Literal[
+    "openai",
+    "anthropic",
+    "gcp.gemini",
+    "gcp.vertex_ai",
+    "aws.bedrock",
+    "azure.ai.openai",
+    "azure.ai.inference",
+    "cohere",
+    "deepseek",
+    "groq",
+    "mistral_ai",
+    "moonshot_ai",
+    "perplexity",
+    "x_ai",
+]
+"""The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label), from the registry."""
+
+PROVIDER_BY_HOST: Final[tuple[tuple[str, ProviderName], ...]] = (
+    ("openai.azure.com", "azure.ai.openai"),
+    ("services.ai.azure.com", "azure.ai.inference"),
+    ("inference.ai.azure.com", "azure.ai.inference"),
+    ("amazonaws.com", "aws.bedrock"),
+    ("aiplatform.googleapis.com", "gcp.vertex_ai"),
+    ("generativelanguage.googleapis.com", "gcp.gemini"),
+    ("api.cohere.ai", "cohere"),
+    ("api.cohere.com", "cohere"),
+    ("api.deepseek.com", "deepseek"),
+    ("api.groq.com", "groq"),
+    ("api.mistral.ai", "mistral_ai"),
+    ("api.moonshot.ai", "moonshot_ai"),
+    ("api.moonshot.cn", "moonshot_ai"),
+    ("api.perplexity.ai", "perplexity"),
+    ("api.x.ai", "x_ai"),
+)
+"""The provider an OpenAI- or Anthropic-SDK client talks to, by the end of its base URL's host: the conventions
+ask for the provider by best knowledge, and a client pointed at another provider's compatible endpoint is
+that provider's call. A host none of these ends is the SDK's own provider."""
+
+
+def provider_by_host(host: str | None) -> ProviderName | None:
+    """The provider whose API ``host`` is; ``None``: none known.
+
+    A host is an entry's of ``PROVIDER_BY_HOST`` when it is the entry, or ends ``.entry`` or ``-entry`` (as
+    Vertex's regional hosts do), in any case.
+    """
+    if not host:
+        return None
+    host = host.lower()
+    for suffix, name in PROVIDER_BY_HOST:
+        if host == suffix or host.endswith(("." + suffix, "-" + suffix)):
+            return name
+    return None
+
 
 NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "openai": ("openai",),

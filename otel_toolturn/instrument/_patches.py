@@ -58,7 +58,7 @@ import wrapt
 from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.instrument._config import Provider, ProviderName
+from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
@@ -237,11 +237,25 @@ def server_of(url: str) -> tuple[str | None, int | None]:
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
 
-def _provider_name(target: Target, instance: object) -> ProviderName | None:
-    """The call's ``gen_ai.provider.name`` when the client decides it (google-genai: by its backend)."""
-    if target.provider != "google_genai":
-        return None
-    return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
+def _provider_name(target: Target, instance: object, host: str | None) -> ProviderName | None:
+    """The call's ``gen_ai.provider.name`` when the client decides it (``None``: the SDK's own provider).
+
+    google-genai: by its backend. The openai and anthropic SDKs: Azure, Bedrock and Vertex clients by their
+    class, any other client by the host it sends to (``provider_by_host``).
+    """
+    if target.provider == "google_genai":
+        return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
+    client = type(getattr(instance, "_client", None)).__name__
+    by_class = _PROVIDER_BY_CLIENT.get(client.removeprefix("Async"))
+    return by_class if by_class is not None else provider_by_host(host)
+
+
+_PROVIDER_BY_CLIENT: Final[Mapping[str, ProviderName]] = {
+    "AzureOpenAI": "azure.ai.openai",
+    "AnthropicBedrock": "aws.bedrock",
+    "AnthropicVertex": "gcp.vertex_ai",
+}
+"""The SDK client classes (sync; the async ones are the same with ``Async`` ahead) whose provider is not the SDK's."""
 
 
 def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
@@ -252,14 +266,15 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
         telemetry.error("law", exc)
         return None
     try:
+        server = _server(instance)
         return PendingCall(
             telemetry,
             lane=target.lane,
             provider=target.provider,
             decided=decided,
             caller_kwargs=kwargs,
-            server=_server(instance),
-            provider_name=_provider_name(target, instance),
+            server=server,
+            provider_name=_provider_name(target, instance, server[0]),
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
