@@ -27,6 +27,7 @@ of 14); the attribute sets come prebuilt (``Labels``); the span's context is bui
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -403,6 +404,9 @@ class CallRecord:
             attributes[names.MAX_TOOL_ROUNDS_SEEN] = decision.tool_rounds
         if receipt.system_prompt:
             attributes[names.SYSTEM_PROMPT] = receipt.system_prompt
+            if self.owns_span or self._pending is not None:
+                parts = [{"type": "text", "content": receipt.system_prompt}]
+                attributes[names.GEN_AI_SYSTEM_INSTRUCTIONS] = json.dumps(parts, ensure_ascii=False)
         if attributes is not self._held:
             tel.set_attributes(self.span, attributes)
 

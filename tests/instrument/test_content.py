@@ -119,3 +119,6 @@ def test_capture_content_records_the_system_prompt_but_never_the_key(instrument:
     (span,) = otel.call_spans()
     assert span.attributes is not None
     assert SECRET in str(span.attributes[names.SYSTEM_PROMPT])
+    (instruction,) = json.loads(str(span.attributes[names.GEN_AI_SYSTEM_INSTRUCTIONS]))
+    assert instruction["type"] == "text"
+    assert SECRET in instruction["content"]
