@@ -135,12 +135,14 @@ class CallRecord:
     """The telemetry of one call (see the module docstring); ``finish`` is idempotent and thread-safe."""
 
     __slots__ = (
+        "_chunk_attributes",
         "_context",
         "_finished",
         "_finishing",
         "_first_chunk_ns",
         "_held",
         "_labels",
+        "_last_chunk_ns",
         "_lock",
         "_pending",
         "_response_model",
@@ -184,6 +186,8 @@ class CallRecord:
         self._response_model: str | None = None
         self._first_chunk_ns = 0
         """When the first streamed event reached the caller (0: none yet, or not a stream)."""
+        self._last_chunk_ns = 0
+        self._chunk_attributes: dict[str, AttributeValue] | None = None
         self._tokens: list[tuple[str, int]] = []
         """The response's input and output tokens, for the conventions' token metric."""
         self._labels = telemetry.labels(lane, self.provider_name)
@@ -439,8 +443,16 @@ class CallRecord:
 
         An observer that raises is dropped (the stream passes through) and the error counted.
         """
-        if not self._first_chunk_ns:
-            self._first_chunk_ns = time.time_ns()
+        now = time.time_ns()
+        last, self._last_chunk_ns = self._last_chunk_ns, now
+        if not last:
+            self._first_chunk_ns = now
+        if self.owns_span:
+            attributes = self._chunk_attributes
+            if attributes is None:
+                attributes = self._chunk_attributes = self._call_attributes()
+            seconds = max(0, now - (last or self._start_ns)) / 1e9
+            self.telemetry.chunk_time(seconds, attributes, first=not last)
         observer = self.observer
         if observer is None:
             return

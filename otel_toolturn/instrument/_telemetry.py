@@ -111,6 +111,18 @@ class Telemetry:
             description=names.CLIENT_TOKEN_USAGE.description,
             explicit_bucket_boundaries_advisory=[float(b) for b in names.CLIENT_TOKEN_BUCKETS],
         )
+        self._chunk_times: dict[bool, Histogram] = {
+            first: meter.create_histogram(
+                instrument.name,
+                unit=instrument.unit,
+                description=instrument.description,
+                explicit_bucket_boundaries_advisory=list(names.CLIENT_DURATION_BUCKETS),
+            )
+            for first, instrument in (
+                (True, names.CLIENT_TIME_TO_FIRST_CHUNK),
+                (False, names.CLIENT_TIME_PER_OUTPUT_CHUNK),
+            )
+        }
         chosen = logger_provider if logger_provider is not None else get_logger_provider()
         self._logger = (
             get_logger(names.INSTRUMENTATION_NAME, version, logger_provider=chosen) if _configured(chosen) else None
@@ -170,6 +182,13 @@ class Telemetry:
             self._client_duration.record(seconds, attributes)
             for token_type, count in tokens:
                 self._client_tokens.record(count, {**attributes, names.GEN_AI_TOKEN_TYPE: token_type})
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self.error("metric", exc)
+
+    def chunk_time(self, seconds: float, attributes: Attributes, *, first: bool) -> None:
+        """Record a streamed chunk's time in the conventions' chunk metrics: the first's, or a later one's (guarded)."""
+        try:
+            self._chunk_times[first].record(seconds, attributes)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("metric", exc)
 

@@ -391,11 +391,32 @@ CLIENT_TOKEN_USAGE: Final = Instrument(
     ),
 )
 """The GenAI conventions' token metric (``gen_ai.token.type``: ``input`` or ``output``), on the same calls."""
+CLIENT_TIME_TO_FIRST_CHUNK: Final = Instrument(
+    name="gen_ai.client.operation.time_to_first_chunk",
+    kind="histogram",
+    unit="s",
+    description="Time to receive the first chunk of a streamed response.",
+    attributes=CLIENT_OPERATION_DURATION.attributes,
+)
+"""A stream's first chunk, from the call, once per stream (on spans of our own)."""
+CLIENT_TIME_PER_OUTPUT_CHUNK: Final = Instrument(
+    name="gen_ai.client.operation.time_per_output_chunk",
+    kind="histogram",
+    unit="s",
+    description="Time per output chunk after the first one, from the previous chunk.",
+    attributes=CLIENT_OPERATION_DURATION.attributes,
+)
+"""Each later chunk of a stream, from the one before it (on spans of our own)."""
 CLIENT_DURATION_BUCKETS: Final[tuple[float, ...]] = tuple(0.01 * 2**n for n in range(14))
 """The conventions' advisory boundaries: 0.01 s to 81.92 s, doubling."""
 CLIENT_TOKEN_BUCKETS: Final[tuple[int, ...]] = tuple(4**n for n in range(14))
 """The conventions' advisory boundaries: 1 to 67,108,864 tokens, times 4."""
-GENAI_INSTRUMENTS: Final[tuple[Instrument, ...]] = (CLIENT_OPERATION_DURATION, CLIENT_TOKEN_USAGE)
+GENAI_INSTRUMENTS: Final[tuple[Instrument, ...]] = (
+    CLIENT_OPERATION_DURATION,
+    CLIENT_TOKEN_USAGE,
+    CLIENT_TIME_TO_FIRST_CHUNK,
+    CLIENT_TIME_PER_OUTPUT_CHUNK,
+)
 """The GenAI conventions' client metrics otel-toolturn records (never when another instrumentation owns the span)."""
 
 INSTRUMENTS: Final[tuple[Instrument, ...]] = (

@@ -1,13 +1,18 @@
-"""The GenAI conventions' client metrics: once per call on a span of otel-toolturn's own, never on another's."""
+"""The GenAI conventions on spans of otel-toolturn's own, and at least what a util-genai instrumentation emits.
+
+Client metrics once per call (never on another's span), the request's settings, the stream's timing.
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
+import pytest
+from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor as OfficialOpenAIInstrumentor
 from opentelemetry.trace import SpanKind
 
-from otel_toolturn.instrument import names
-from tests.instrument.conftest import Instrument, Otel
+from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
+from tests.instrument.conftest import Instrument, Otel, make_otel
 from tests.instrument.wire import Wire
 
 MODEL: Final = "gpt-4.1-mini"
@@ -98,3 +103,50 @@ def test_a_stream_states_it_and_its_time_to_first_chunk(instrument: Instrument) 
     first = attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK]
     assert isinstance(first, float)
     assert 0 <= first <= (span.end_time - span.start_time) / 1e9
+
+
+def _genai_names(otel: Otel) -> tuple[set[str], set[str]]:
+    """The conventions' span attribute keys and metric names a run exported."""
+    keys = {k for s in otel.spans() for k in (s.attributes or {}) if k.startswith(("gen_ai.", "server.", "error."))}
+    data = otel.metric_reader.get_metrics_data()
+    metrics = set()
+    if data is not None:
+        metrics = {
+            m.name
+            for r in data.resource_metrics
+            for scope in r.scope_metrics
+            for m in scope.metrics
+            if m.name.startswith("gen_ai.")
+        }
+    return keys, metrics
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_alone_it_emits_what_the_util_genai_instrumentation_emits_and_more(*, stream: bool) -> None:
+    """The same Chat call under the official util-genai instrumentation and under otel-toolturn alone: a superset."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for who, instrumentor in (("util-genai", OfficialOpenAIInstrumentor()), ("otel-toolturn", ToolTurnInstrumentor())):
+        otel = make_otel()
+        extra = {"options": Options()} if who == "otel-toolturn" else {}
+        instrumentor.instrument(
+            tracer_provider=otel.tracer_provider,
+            meter_provider=otel.meter_provider,
+            logger_provider=otel.logger_provider,
+            **extra,
+        )
+        try:
+            response = (
+                Wire()
+                .openai()
+                .chat.completions.create(model=MODEL, messages=_MESSAGES, temperature=0.3, max_tokens=20, stream=stream)
+            )
+            if stream:
+                for _ in response:
+                    pass
+        finally:
+            instrumentor.uninstrument()
+        found[who] = _genai_names(otel)
+    theirs, ours = found["util-genai"], found["otel-toolturn"]
+    assert theirs[0], "the util-genai instrumentation recorded the call"
+    assert theirs[0] - ours[0] == set()
+    assert theirs[1] - ours[1] == set()
