@@ -77,20 +77,27 @@ class _Kind(NamedTuple):
     output: str
     what: str
     """The provider's name for the call in its errors (``No tool output found for <what> <call_id>.``)."""
+    request: str | None = None
+    """The call item's field holding what it asks for as one object (``None``: ``function_call`` arguments are
+    JSON text, streamed in pieces; ``custom_tool_call`` input is free text)."""
 
 
 _SPELLING: Final[dict[CallKind, _Kind]] = {
     "function": _Kind("function_call", "function_call_output", "function call"),
     "custom": _Kind("custom_tool_call", "custom_tool_call_output", "custom tool call"),
-    "local_shell": _Kind("local_shell_call", "local_shell_call_output", "local shell call"),
-    "shell": _Kind("shell_call", "shell_call_output", "shell call"),
-    "apply_patch": _Kind("apply_patch_call", "apply_patch_call_output", "apply patch call"),
-    "computer": _Kind("computer_call", "computer_call_output", "computer call"),
+    "local_shell": _Kind("local_shell_call", "local_shell_call_output", "local shell call", "action"),
+    "shell": _Kind("shell_call", "shell_call_output", "shell call", "action"),
+    "apply_patch": _Kind("apply_patch_call", "apply_patch_call_output", "apply patch call", "operation"),
+    "computer": _Kind("computer_call", "computer_call_output", "computer call", "action"),
 }
 """Every kind of call the client answers in this lane, and its spelling: the only place it lives."""
 
 CALL_TYPES: Final = tuple(kind.call for kind in _SPELLING.values())
 OUTPUT_TYPES: Final = tuple(kind.output for kind in _SPELLING.values())
+REQUEST_FIELDS: Final[dict[object, str]] = {
+    spelled.call: spelled.request for spelled in _SPELLING.values() if spelled.request is not None
+}
+"""The call item types whose request is one object, and its field: the calls the agent runs (the stream reads them)."""
 _KIND_OF: Final[dict[object, CallKind]] = {spelled.call: kind for kind, spelled in _SPELLING.items()}
 """The kind of call each call item type is."""
 _OUTPUT_KIND: Final[dict[object, CallKind]] = {spelled.output: kind for kind, spelled in _SPELLING.items()}
