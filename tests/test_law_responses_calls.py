@@ -246,3 +246,20 @@ def test_validate_names_each_kind_in_the_providers_words(kind: CallKind, missing
     assert [v.message for v in validate(unanswered, lane=RESPONSES)] == [missing]
     output = responses_output(kind, "c1", "<x>")
     assert [v.message for v in validate([{"role": "user", "content": "go"}, output], lane=RESPONSES)] == [orphan]
+
+
+def test_reasoning_that_only_a_refused_replay_separates_from_a_computer_call_goes_with_it() -> None:
+    """Reasoning, its replay (left out), then a computer call nothing answered: the reasoning goes with the call."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    call = {"type": "computer_call", "call_id": "k1", "action": {"type": "wait"}, "pending_safety_checks": []}
+    given = [{"role": "user", "content": "go"}, reasoning, dict(reasoning), call, {"role": "user", "content": "next"}]
+    view = ensure_tool_turn_invariants(given, lane=RESPONSES)
+    assert view.messages == [given[0], given[-1]]
+    assert validate(view.messages, lane=RESPONSES) == []
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [
+        ("unanswerable_call", ("k1",)),
+        ("duplicate_item", ("rs_1",)),
+    ]
+    answered = [*given[:4], responses_output("computer", "k1", "<shot>")]
+    kept = ensure_tool_turn_invariants(answered, lane=RESPONSES)
+    assert kept.messages == [answered[0], reasoning, call, answered[-1]], "answered, the reasoning stays ahead of it"

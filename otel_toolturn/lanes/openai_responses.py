@@ -187,6 +187,30 @@ def model_made(item: object) -> bool:
     return kind in CALL_TYPES or _replied(item, kind)
 
 
+def _reasoning_ahead(view: View) -> tuple[object, ...]:
+    """Reasoning read as replies that only refused items separate from the run read next: taken into its turn.
+
+    Refused items are left out, so the reasoning stands right ahead of the run's first item: it belongs to it,
+    and goes with it if its calls are left out (a computer call nothing answered). The refused units stay
+    units of their own, ahead of the turn.
+    """
+    units, kinds, refused = view.units, view.kinds, view.refused
+    start = len(units)
+    while start and (start - 1 in refused or (kinds[start - 1] == REPLY and _type(units[start - 1]) == "reasoning")):
+        start -= 1
+    taken = [index for index in range(start, len(units)) if index not in refused]
+    if not taken or len(taken) == len(units) - start:
+        return ()  # nothing to take, or nothing refused between (then the reasoning was read as the run's already)
+    tail = [(units[index], kinds[index], refused.pop(index, None)) for index in range(start, len(units))]
+    del units[start:], kinds[start:]
+    for unit, kind, mark in tail:
+        if mark is not None:
+            refused[len(units)] = mark
+            units.append(unit)
+            kinds.append(kind)
+    return tuple(unit for unit, _, mark in tail if mark is None)
+
+
 class _Run:
     """A run of call items as ``_read_run`` reads it: its calls (ids and items as read, in order), and its marks.
 
@@ -364,7 +388,7 @@ class OpenAIResponses:
                         index = stop_at
                         continue
                     calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
-                    items = run.items(messages, index, end)
+                    items = (*_reasoning_ahead(view), *run.items(messages, index, end))
                     units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
                     kinds.append(TURN)
                     index = end
