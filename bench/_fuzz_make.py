@@ -379,7 +379,17 @@ class _Chat(_Maker):
 
 
 class _Responses(_Maker):
+    """Makes Responses items: calls of every kind the client answers, each answered by its own kind of output.
+
+    Each call id's kind is the one its latest call was made with; an output for an id no call used yet
+    is a function call output.
+    """
+
     lane: Lane = "openai.responses"
+
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(rng)
+        self.kinds: dict[str, str] = {}
 
     def user(self) -> object:
         if self.rng.random() < 0.5:
@@ -387,7 +397,7 @@ class _Responses(_Maker):
         return super().user()
 
     def answer(self, call_ids: list[object]) -> list[object]:
-        """Messages, reasoning and call items, in a random order."""
+        """Messages, reasoning and call items of any kind, in a random order."""
         rng = self.rng
         items: list[object] = []
         for _ in range(rng.randint(1, 4)):
@@ -404,21 +414,52 @@ class _Responses(_Maker):
             elif pick < 0.45:
                 items.append({"type": "reasoning", "id": rng.choice(_ITEM_IDS), "summary": []})
             else:
-                call: dict[str, object] = {
-                    "type": "function_call",
-                    "call_id": self.call_id(),
-                    "name": self.marker("tool"),
-                    "arguments": "{}",
-                }
+                call = self.call(self.call_id(), rng.choice(_RESPONSES_KINDS))
                 if rng.random() < 0.3:  # mostly its call's own item id; sometimes one other items carry too
                     call["id"] = f"fc_{call['call_id']}" if rng.random() < 0.8 else _SHARED_ID
                 call_ids.append(str(call["call_id"]))
                 items.append(call)
         return items
 
+    def call(self, call_id: str, kind: str) -> dict[str, object]:
+        """A call item of ``kind`` (its marker as the name, command, path or typed text)."""
+        self.kinds[call_id] = kind
+        marker = self.marker("tool")
+        call: dict[str, object] = {"type": kind, "call_id": call_id}
+        if kind == "function_call":
+            call |= {"name": marker, "arguments": "{}"}
+        elif kind == "custom_tool_call":
+            call |= {"name": marker, "input": self.marker("in")}
+        elif kind == "local_shell_call":
+            call |= {"action": {"type": "exec", "command": [marker], "env": {}}, "status": "completed"}
+        elif kind == "shell_call":
+            call |= {"action": {"commands": [marker]}, "status": "completed"}
+        elif kind == "apply_patch_call":
+            call |= {"operation": {"type": "delete_file", "path": marker}, "status": "completed"}
+        else:
+            call |= {"action": {"type": "type", "text": marker}, "pending_safety_checks": [], "status": "completed"}
+        return call
+
     def result(self, call_id: str) -> object:
-        output = INTERRUPTED_RESULT_TEXT if self.rng.random() < 0.15 else self.content("r", "input_text")
-        item: dict[str, object] = {"type": "function_call_output", "call_id": call_id, "output": output}
+        """An output of the kind of the call's latest call (an interrupted close 15% of the time, where one exists)."""
+        kind = self.kinds.get(call_id, "function_call")
+        closed = self.rng.random() < 0.15
+        item: dict[str, object] = {"type": f"{kind}_output", "call_id": call_id}
+        if kind in ("function_call", "custom_tool_call"):
+            item["output"] = INTERRUPTED_RESULT_TEXT if closed else self.content("r", "input_text")
+        elif kind == "local_shell_call":
+            item["output"] = INTERRUPTED_RESULT_TEXT if closed else self.marker("r")
+        elif kind == "shell_call":
+            outcome = {"type": "exit", "exit_code": 130} if closed else self.rng.choice(_OUTCOMES)
+            out, err = ("", INTERRUPTED_RESULT_TEXT) if closed else (self.marker("r"), "")
+            item["output"] = [{"stdout": out, "stderr": err, "outcome": outcome}]
+        elif kind == "apply_patch_call":
+            failed = closed or self.rng.random() < 0.3
+            item |= {"status": "failed" if failed else "completed"}
+            item["output"] = INTERRUPTED_RESULT_TEXT if closed else self.marker("r")
+        else:
+            url = f"https://shots.example/{self.marker('r')}.png"
+            item["output"] = {"type": "computer_screenshot", "image_url": url}
         if self.rng.random() < 0.05:
             item["id"] = _SHARED_ID
         return item
@@ -430,6 +471,10 @@ class _Responses(_Maker):
             lambda: {"type": "function_call", "call_id": self.call_id(), "id": bad, "name": "f", "arguments": "{}"},
             lambda: {"type": "function_call_output", "call_id": bad, "output": "x"},
             lambda: {"type": "function_call_output", "call_id": self.call_id(), "output": bad},
+            lambda: {"type": "shell_call", "call_id": bad, "action": {"commands": [self.marker("tool")]}},
+            lambda: {"type": "shell_call_output", "call_id": self.call_id(), "output": bad},
+            lambda: {"type": "apply_patch_call_output", "call_id": self.call_id(), "status": bad, "output": bad},
+            lambda: {"type": "computer_call_output", "call_id": self.call_id(), "output": bad},
             lambda: {"type": bad},
             lambda: {"type": "reasoning", "id": bad, "summary": []},
             lambda: {
@@ -440,13 +485,32 @@ class _Responses(_Maker):
         ]
 
     def is_result(self, item: object) -> bool:
-        return isinstance(item, dict) and item.get("type") == "function_call_output"
+        return isinstance(item, dict) and item.get("type") in _RESPONSES_OUTPUTS
 
     def is_answer(self, item: object) -> bool:
-        return isinstance(item, dict) and item.get("type") == "function_call"
+        return isinstance(item, dict) and item.get("type") in _RESPONSES_KINDS
 
     def again(self, item: object) -> object:
         return self.result(_dict(item)["call_id"])
+
+
+_RESPONSES_KINDS: Final = (
+    "function_call",
+    "function_call",
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
+    "computer_call",
+)
+"""The Responses call item types a call is drawn from (function calls most often)."""
+_RESPONSES_OUTPUTS: Final = frozenset(f"{kind}_output" for kind in _RESPONSES_KINDS)
+_OUTCOMES: Final[tuple[dict[str, object], ...]] = (
+    {"type": "exit", "exit_code": 0},
+    {"type": "exit", "exit_code": 1},
+    {"type": "timeout"},
+)
 
 
 class _Gemini(_Maker):

@@ -63,6 +63,7 @@ from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
 from otel_toolturn._vocab import LANES, DemoTelemetry, Lane
 from otel_toolturn.compose import continues_server_state
+from otel_toolturn.lanes.openai_responses import CALL_TYPES, OUTPUT_TYPES
 
 Outcome = Literal["clean", "repaired", "lossy"]
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
@@ -84,15 +85,11 @@ LANE_ALIASES: Final[Mapping[str, Lane]] = {
 }
 _RESPONSES_ITEMS: Final = frozenset(
     {
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
+        *CALL_TYPES,
+        *OUTPUT_TYPES,
         "reasoning",
         "web_search_call",
         "file_search_call",
-        "computer_call",
-        "computer_call_output",
         "mcp_call",
         "item_reference",
     }

@@ -407,8 +407,8 @@ def continues_server_state(request: Mapping[str, object], *, lane: Lane) -> bool
 
 
 def _is_call_item(item: object) -> bool:
-    """A Responses item that is a client tool call."""
-    return field(item, "type") in ("function_call", "custom_tool_call")
+    """A Responses item that is a client tool call (of any kind the lane reads: function, custom, shell, ...)."""
+    return field(item, "type") in openai_responses.CALL_TYPES
 
 
 def _has_user_text(message: object, lane: Lane) -> bool:
@@ -481,8 +481,8 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
     """The client tool call ids a transcript item emits, in order (none: it emits no client call).
 
     Anthropic: the ``tool_use`` blocks of an assistant message; Chat: its ``tool_calls``;
-    Responses: a ``function_call`` or ``custom_tool_call`` item's ``call_id``; Gemini: the calls of a
-    ``model`` content as the lane knows them (its id, or ``<name>#<k>`` without one).
+    Responses: a call item's ``call_id`` (``function_call``, ``custom_tool_call``, ``shell_call``, ...);
+    Gemini: the calls of a ``model`` content as the lane knows them (its id, or ``<name>#<k>`` without one).
     """
     known = _known(lane)
     if known == "gemini.generate_content":

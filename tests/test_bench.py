@@ -37,6 +37,7 @@ from bench._session import session, session_round
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.instrument._digests import DigestCache
+from otel_toolturn.lanes.openai_responses import CALL_TYPES
 from tests.transcripts import build
 
 ROOT: Final = Path(__file__).resolve().parents[1]
@@ -605,13 +606,13 @@ def test_gemini_transcripts_come_in_four_spellings_and_mixed_ones_mix_them() -> 
 
 
 def test_the_responses_fault_gives_a_call_item_another_call_items_id() -> None:
-    """``reused_item_id`` alone: two ``function_call`` items with one item ``id`` and distinct ``call_id``s."""
+    """``reused_item_id`` alone: two call items (of any kind) with one item ``id`` and distinct ``call_id``s."""
     rng = random.Random("reused item id")  # noqa: S311 - a reproducible test input, not a secret
     made = [_fuzz_make.transcript("openai.responses", "near", rng) for _ in range(300)]
     faulty = [m.items for m in made if m.faults == ("reused_item_id",)]  # no later fault took it out
     assert faulty
     for items in faulty:
-        calls = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call" and "id" in i]
+        calls = [i for i in items if isinstance(i, dict) and i.get("type") in CALL_TYPES and "id" in i]
         by_id: dict[object, set[object]] = {}
         for call in calls:
             by_id.setdefault(call["id"], set()).add(call["call_id"])

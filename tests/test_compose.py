@@ -430,6 +430,9 @@ def test_a_python_function_in_the_tools_fingerprints_the_same_in_every_process()
         ({"type": "mcp_approval_request", "id": "mcpr_1", "name": "f", "arguments": "{}", "server_label": "s"}, True),
         ({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}, True),
         ({"type": "web_search_call", "id": "ws_1", "status": "completed"}, True),
+        ({"type": "shell_call", "call_id": "c1", "action": {"commands": ["ls"]}}, True),
+        ({"type": "computer_call", "call_id": "c1", "action": {"type": "wait"}, "pending_safety_checks": []}, True),
+        ({"type": "shell_call_output", "call_id": "c1", "output": []}, False),
         ({"type": "function_call_output", "call_id": "c1", "output": "ok"}, False),
         ({"type": "message", "role": "user", "content": "go"}, False),
         ({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}, False),
@@ -441,3 +444,9 @@ def test_who_made_a_responses_item_has_one_answer(item: dict[str, object], made:
 
     assert compose.is_model_output(item, lane="openai.responses") is made
     assert openai_responses.model_made(item) is made
+
+
+@pytest.mark.parametrize("kind", ["local_shell_call", "shell_call", "apply_patch_call", "computer_call"])
+def test_a_responses_call_the_agent_runs_emits_its_call_id(kind: str) -> None:
+    """``compose.emitted_call_ids`` reads every kind of Responses call the lane reads, not function calls alone."""
+    assert compose.emitted_call_ids({"type": kind, "call_id": "c7"}, lane="openai.responses") == ("c7",)

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, CallKind, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn.lanes import openai_responses
 from tests.gemini_wire import assert_sent_whole
 from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text, Thinking, U, build, gemini
 
@@ -33,6 +34,16 @@ IDS = ("c0", "c1", "c2", "c3")
 _SPELLINGS: tuple[Spelling, ...] = ("rest", "snake", "sdk")
 ITEM_IDS = (None, None, "fc_a", "fc_b")
 """Responses call items' own ids: often none, else from a pool shared by calls of any call id."""
+RESPONSES_KINDS: tuple[CallKind, ...] = (
+    "function",
+    "function",
+    "custom",
+    "local_shell",
+    "shell",
+    "apply_patch",
+    "computer",
+)
+"""The kinds a Responses call is drawn from (function calls twice as often); the other lanes draw function calls."""
 
 
 @st.composite
@@ -80,7 +91,8 @@ def _answer(
         else:
             signed = lane != GEMINI or draw(st.booleans())
             item_id = draw(st.sampled_from(ITEM_IDS)) if lane == "openai.responses" else None
-            blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed, item_id=item_id))
+            kind: CallKind = draw(st.sampled_from(RESPONSES_KINDS)) if lane == "openai.responses" else "function"
+            blocks.append(CallBlock(draw(st.sampled_from(ids)), f"tool{n}", signed=signed, item_id=item_id, kind=kind))
     return A(*blocks)
 
 
@@ -136,14 +148,16 @@ def _check(
     texts, results, calls = _payloads(events)
     orphaned = {i for r in view.repairs if r.form == "orphan_result" for i in r.tool_call_ids}
     duplicated = {i for r in view.repairs if r.form == "duplicate_call" for i in r.tool_call_ids}
+    unanswerable = {i for r in view.repairs if r.form == "unanswerable_call" for i in r.tool_call_ids}
     for text in texts:
         assert text in wire, f"text {text} survives"
     for call_id, payload in results:
         reported = bool(orphaned) if by_name else call_id in orphaned
         assert payload in wire or reported, f"result {payload} of {call_id} survives or is a reported orphan"
     for call_id, name in calls:
-        assert name in wire or call_id in duplicated, f"call {name} ({call_id}) survives or is a reported duplicate"
-    assert view.lossy == bool(orphaned or duplicated)
+        left_out = call_id in duplicated or call_id in unanswerable
+        assert name in wire or left_out, f"call {name} ({call_id}) survives or is reported left out"
+    assert view.lossy == bool(orphaned or duplicated or unanswerable)
 
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -177,6 +191,13 @@ def test_responses_view_is_valid_idempotent_deterministic_and_lossless(events: l
     _check("openai.responses", events)
 
 
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts("openai.responses", ids=IDS[:3]))
+def test_responses_calls_of_every_kind_give_a_valid_idempotent_deterministic_lossless_view(events: list[Event]) -> None:
+    """Responses, calls of every kind sharing ids: the view validates, is a fixed point, loses nothing unreported."""
+    _check("openai.responses", events)
+
+
 @st.composite
 def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
     """A longer session: clean rounds with fresh ids between broken stretches, ids rarely shared between stretches."""
@@ -194,7 +215,7 @@ def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
 def _is_assistant(lane: Lane, item: object) -> bool:
     assert isinstance(item, dict)
     if lane == "openai.responses":
-        return item.get("role") == "assistant" or item.get("type") in ("reasoning", "function_call")
+        return item.get("role") == "assistant" or item.get("type") in ("reasoning", *openai_responses.CALL_TYPES)
     return item.get("role") in ("assistant", "model")
 
 

@@ -139,8 +139,9 @@ def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bo
     if lane == "gemini.generate_content":
         return gemini(events, merge_user=merge_user)
     items: list[object] = []
+    kinds: dict[str, CallKind] = {}  # each call id's kind, as its nearest earlier call has it
     for number, event in enumerate(events):
-        items.extend(_responses(event, number))
+        items.extend(_responses(event, number, kinds))
     return items
 
 
@@ -211,7 +212,8 @@ def _chat(event: Event) -> dict[str, object]:
     return {"role": "tool", "tool_call_id": event.call_id, "content": INTERRUPTED_RESULT_TEXT}
 
 
-def _responses(event: Event, number: int) -> list[object]:
+def _responses(event: Event, number: int, kinds: dict[str, CallKind]) -> list[object]:
+    """The Responses items of ``event``; ``kinds`` (each call id's kind so far) gains the calls of an answer."""
     if isinstance(event, U):
         return [{"role": "user", "content": event.text}]
     if isinstance(event, L):
@@ -236,21 +238,64 @@ def _responses(event: Event, number: int) -> list[object]:
                     }
                 )
             else:
-                call: dict[str, object] = {
-                    "type": "function_call",
-                    "call_id": block.call_id,
-                    "name": block.name,
-                    "arguments": block.arguments,
-                }
-                if block.item_id is not None:
-                    call["id"] = block.item_id
-                items.append(call)
+                kinds[block.call_id] = block.kind
+                items.append(responses_call(block))
         return items
+    kind = kinds.get(event.call_id, "function")
     if isinstance(event, R):
-        return [{"type": "function_call_output", "call_id": event.call_id, "output": event.output}]
+        return [responses_output(kind, event.call_id, event.output, error=event.is_error)]
     if isinstance(event, Rx):
-        return [{"type": "function_call_output", "call_id": event.call_id, "output": event.text}]
-    return [{"type": "function_call_output", "call_id": event.call_id, "output": INTERRUPTED_RESULT_TEXT}]
+        return [responses_output(kind, event.call_id, event.text, error=True, interrupted=True)]
+    if kind == "computer":
+        raise ValueError("the law adds no close for a computer call: it is left out (unanswerable_call)")
+    return [responses_output(kind, event.call_id, INTERRUPTED_RESULT_TEXT, error=True, interrupted=True)]
+
+
+def responses_call(block: CallBlock) -> dict[str, object]:
+    """The call item of ``block``'s kind; its name stands in the item (as a command, a path or typed text)."""
+    call: dict[str, object] = {"call_id": block.call_id}
+    if block.kind == "custom":
+        call |= {"type": "custom_tool_call", "name": block.name, "input": block.arguments}
+    elif block.kind == "local_shell":
+        action = {"type": "exec", "command": [block.name], "env": {}}
+        call |= {"type": "local_shell_call", "action": action, "status": "completed"}
+    elif block.kind == "shell":
+        call |= {"type": "shell_call", "action": {"commands": [block.name]}, "status": "completed"}
+    elif block.kind == "apply_patch":
+        operation = {"type": "update_file", "path": block.name, "diff": block.arguments}
+        call |= {"type": "apply_patch_call", "operation": operation, "status": "completed"}
+    elif block.kind == "computer":
+        action = {"type": "type", "text": block.name}
+        call |= {"type": "computer_call", "action": action, "pending_safety_checks": [], "status": "completed"}
+    else:
+        call |= {"type": "function_call", "name": block.name, "arguments": block.arguments}
+    if block.item_id is not None:
+        call["id"] = block.item_id
+    return call
+
+
+def responses_output(
+    kind: CallKind, call_id: str, output: str, *, error: bool = False, interrupted: bool = False
+) -> dict[str, object]:
+    """The output item answering a call of ``kind`` with ``output`` (an interrupted close: as the law writes one).
+
+    A shell output is one chunk (``output`` as stdout; an interrupted close: as stderr, exit code 130); an
+    apply-patch output ``failed`` on an ``error``; a computer output a screenshot whose URL holds ``output``.
+    """
+    if kind == "shell":
+        outcome = {"type": "exit", "exit_code": 130 if interrupted else 1 if error else 0}
+        chunk = {"stdout": "", "stderr": output} if interrupted else {"stdout": output, "stderr": ""}
+        return {"type": "shell_call_output", "call_id": call_id, "output": [chunk | {"outcome": outcome}]}
+    if kind == "apply_patch":
+        status = "failed" if error else "completed"
+        return {"type": "apply_patch_call_output", "call_id": call_id, "status": status, "output": output}
+    if kind == "computer":
+        screenshot = {"type": "computer_screenshot", "image_url": f"https://shots.example/{output}.png"}
+        return {"type": "computer_call_output", "call_id": call_id, "output": screenshot}
+    output_type = {"custom": "custom_tool_call_output", "local_shell": "local_shell_call_output"}.get(
+        kind, "function_call_output"
+    )
+    return {"type": output_type, "call_id": call_id, "output": output}
 
 
 def as_api_reads(lane: Lane, messages: object) -> list[object]:

@@ -1,17 +1,25 @@
 """The OpenAI Responses lane: ``input``, a flat list of items (or a plain string).
 
-Calls are ``function_call`` and ``custom_tool_call`` items (``call_id``); results are
-``function_call_output`` / ``custom_tool_call_output`` items. A turn is one run of call items,
+Calls are the items the client answers, one kind each (``_SPELLING``): ``function_call``,
+``custom_tool_call``, and the calls the agent runs itself — ``local_shell_call``, ``shell_call``,
+``apply_patch_call``, ``computer_call``; each is answered by its own output item
+(``function_call_output``, ``custom_tool_call_output``, ``local_shell_call_output``,
+``shell_call_output``, ``apply_patch_call_output``, ``computer_call_output``), matched by
+``call_id``. What an output holds differs by kind, and so do the interrupted close, the fold of two
+outputs and the delivery of a late one (see ``synthesize``, ``fold``, ``deliver``); a
+``computer_call`` has no honest close (its output is a screenshot), so an unanswered one is left out
+with the reasoning right ahead of it (``unanswerable_call``, lossy). A turn is one run of call items,
 together with the ``reasoning`` items that stand directly ahead of a call in it; its outputs follow
 the run. A call repeating a call id of its run opens the next run (with the reasoning right ahead of
 it): one answer of the model never repeats an id, so the repeat is a later answer, and its id is
 derived. The same item again (the very object, or one equal to it) is a replay and stays in the run,
 where the law leaves it out (``duplicate_call``). A ``reasoning`` item is never separated from the
-item right after it: when a repeated call is left out, the reasoning directly ahead of it goes with
-it (inside the same lossy repair). Call ids
-and item ids must be unique in the request; an output may stand anywhere after its call. Hosted-tool
-items (``web_search_call``, ``computer_call``, ``mcp_call``, ...) pass through untouched; with
-assistant messages and reasoning they are what the model produced (replies). An item that is no
+item right after it: when a call is left out, the reasoning directly ahead of it goes with it
+(inside the same lossy repair). Call ids and item ids must be unique in the request; an output may
+stand anywhere after its call. Hosted-tool items the server runs and answers itself
+(``web_search_call``, ``file_search_call``, ``code_interpreter_call``, ``image_generation_call``,
+``mcp_call``, ...) pass through untouched; with assistant messages and reasoning they are what the
+model produced (replies). An item that is no
 call and no output and repeats an earlier item's ``id``, and a ``reasoning`` item with nothing after
 it to belong to, are read as refused where they stand (the law leaves them out, reported).
 
@@ -27,7 +35,7 @@ so an item appended later never changes an earlier one.
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 
 from otel_toolturn._view import (
     CLEAN,
@@ -35,6 +43,7 @@ from otel_toolturn._view import (
     OTHER,
     REPLY,
     RESULT,
+    SECOND_RESULT_SEPARATOR,
     TURN,
     Call,
     Clean,
@@ -55,20 +64,50 @@ from otel_toolturn.lanes._common import (
     derive_id,
     fold_contents,
     interrupted,
+    is_list,
+    json_text,
     result_id_of,
 )
 
-CALL_TYPES: Final = ("function_call", "custom_tool_call")
-OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
-_OUTPUT_OF: Final[dict[object, str]] = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
-_KIND_OF: Final[dict[object, CallKind]] = {"function_call": "function", "custom_tool_call": "custom"}
+
+class _Kind(NamedTuple):
+    """How one kind of call is spelled on the wire: its call item's type, its output item's type, what it says."""
+
+    call: str
+    output: str
+    what: str
+    """The provider's name for the call in its errors (``No tool output found for <what> <call_id>.``)."""
+    request: str | None = None
+    """The call item's field holding what it asks for as one object (``None``: ``function_call`` arguments are
+    JSON text, streamed in pieces; ``custom_tool_call`` input is free text)."""
+
+
+_SPELLING: Final[dict[CallKind, _Kind]] = {
+    "function": _Kind("function_call", "function_call_output", "function call"),
+    "custom": _Kind("custom_tool_call", "custom_tool_call_output", "custom tool call"),
+    "local_shell": _Kind("local_shell_call", "local_shell_call_output", "local shell call", "action"),
+    "shell": _Kind("shell_call", "shell_call_output", "shell call", "action"),
+    "apply_patch": _Kind("apply_patch_call", "apply_patch_call_output", "apply patch call", "operation"),
+    "computer": _Kind("computer_call", "computer_call_output", "computer call", "action"),
+}
+"""Every kind of call the client answers in this lane, and its spelling: the only place it lives."""
+
+CALL_TYPES: Final = tuple(kind.call for kind in _SPELLING.values())
+OUTPUT_TYPES: Final = tuple(kind.output for kind in _SPELLING.values())
+REQUEST_FIELDS: Final[dict[object, str]] = {
+    spelled.call: spelled.request for spelled in _SPELLING.values() if spelled.request is not None
+}
+"""The call item types whose request is one object, and its field: the calls the agent runs (the stream reads them)."""
+_KIND_OF: Final[dict[object, CallKind]] = {spelled.call: kind for kind, spelled in _SPELLING.items()}
 """The kind of call each call item type is."""
-_OUTPUT_KIND: Final[dict[object, CallKind]] = {_OUTPUT_OF[call]: kind for call, kind in _KIND_OF.items()}
+_OUTPUT_KIND: Final[dict[object, CallKind]] = {spelled.output: kind for kind, spelled in _SPELLING.items()}
 """The kind of call each output item type answers."""
 ID_LIMIT: Final = 64
 """The longest ``call_id`` the API accepts."""
 _USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
 """The content parts a user message item holds, where a delivered output stands."""
+INTERRUPTED_EXIT_CODE: Final = 130
+"""The exit code of the interrupted close of a ``shell_call``: a shell's code for a command ended by an interrupt."""
 
 
 def _type(item: object) -> object:
@@ -125,9 +164,16 @@ _REPLY_TYPES: Final = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_re
 
 
 def _replied(item: object, kind: object) -> bool:
-    """Whether the model produced ``item``, whose ``type`` is ``kind`` (see ``model_made``)."""
+    """Whether ``item``, whose ``type`` is ``kind``, is a reply: model output that is no call the client answers.
+
+    An assistant message, reasoning, an MCP tool listing or approval request, or a hosted ``*_call``
+    item the server answers itself (``web_search_call``, ``mcp_call``, ...). A call of ``_SPELLING``
+    is no reply: it is read as a call.
+    """
     if kind is None or kind == "message":
         pass
+    elif kind in CALL_TYPES:
+        return False
     elif isinstance(kind, str) and (kind in _REPLY_TYPES or kind.endswith("_call")):
         return True
     return (item.get("role") if type(item) is dict else field(item, "role")) == "assistant"
@@ -136,10 +182,35 @@ def _replied(item: object, kind: object) -> bool:
 def model_made(item: object) -> bool:
     """Whether the model produced a Responses item.
 
-    An assistant message, reasoning, an MCP tool listing or approval request, or any ``*_call``
-    item. Outside a run, such an item ends a call's window.
+    A call of any kind (``function_call``, ``shell_call``, ``computer_call``, ...), or a reply (see
+    ``_replied``). Outside a run, such an item ends a call's window.
     """
-    return _replied(item, field(item, "type"))
+    kind = field(item, "type")
+    return kind in CALL_TYPES or _replied(item, kind)
+
+
+def _reasoning_ahead(view: View) -> tuple[object, ...]:
+    """Reasoning read as replies that only refused items separate from the run read next: taken into its turn.
+
+    Refused items are left out, so the reasoning stands right ahead of the run's first item: it belongs to it,
+    and goes with it if its calls are left out (a computer call nothing answered). The refused units stay
+    units of their own, ahead of the turn.
+    """
+    units, kinds, refused = view.units, view.kinds, view.refused
+    start = len(units)
+    while start and (start - 1 in refused or (kinds[start - 1] == REPLY and _type(units[start - 1]) == "reasoning")):
+        start -= 1
+    taken = [index for index in range(start, len(units)) if index not in refused]
+    if not taken or len(taken) == len(units) - start:
+        return ()  # nothing to take, or nothing refused between (then the reasoning was read as the run's already)
+    tail = [(units[index], kinds[index], refused.pop(index, None)) for index in range(start, len(units))]
+    del units[start:], kinds[start:]
+    for unit, kind, mark in tail:
+        if mark is not None:
+            refused[len(units)] = mark
+            units.append(unit)
+            kinds.append(kind)
+    return tuple(unit for unit, _, mark in tail if mark is None)
 
 
 class _Run:
@@ -319,7 +390,7 @@ class OpenAIResponses:
                         index = stop_at
                         continue
                     calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
-                    items = run.items(messages, index, end)
+                    items = (*_reasoning_ahead(view), *run.items(messages, index, end))
                     units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
                     kinds.append(TURN)
                     index = end
@@ -335,8 +406,18 @@ class OpenAIResponses:
         return view
 
     def interrupted(self, result: object) -> bool:
-        """Whether the result's output is an interrupted close."""
-        return interrupted(field(result, "output"))
+        """Whether the output is an interrupted close: its text (a shell output: its one chunk's ``stderr``) says so.
+
+        A ``computer_call_output`` is never one: it holds a screenshot.
+        """
+        output = field(result, "output")
+        kind = _answers(result)
+        if kind == "computer":
+            return False
+        if kind == "shell":
+            chunks = output if is_list(output) else ()
+            return len(chunks) == 1 and not field(chunks[0], "stdout") and interrupted(field(chunks[0], "stderr"))
+        return interrupted(output)
 
     def write_turn(
         self, items: tuple[object, ...], position: int, calls: Sequence[tuple[object, object]], *, trailing: bool
@@ -367,6 +448,8 @@ class OpenAIResponses:
 
     def rename_result(self, result: object, new_id: str) -> object:
         """The output item answering ``new_id``."""
+        if type(result) is _Screenshots:
+            return _Screenshots(replace(result.first, call_id=new_id), result.later)
         return replace(result, call_id=new_id)
 
     def fits_id(self, call_id: str) -> bool:
@@ -381,36 +464,94 @@ class OpenAIResponses:
         """The kind of call the call item's ``type`` names."""
         return _KIND_OF.get(_type(call), "function")
 
-    def synthesize(self, call: Call) -> object:
-        """An output item saying the call was interrupted and its outcome is unknown."""
-        kind = _type(call.ref)
-        output_type = _OUTPUT_OF.get(kind, "function_call_output") if isinstance(kind, str) else "function_call_output"
-        return {"type": output_type, "call_id": call.call_id, "output": INTERRUPTED_RESULT_TEXT}
+    def synthesize(self, call: Call) -> object | None:
+        """An output of the call's kind saying it was interrupted, its outcome unknown; ``None`` for a computer call.
+
+        ``local_shell_call_output``: the text as ``output`` (under ``call_id``, which the API matches, not
+        the ``id`` its published type names); ``shell_call_output``: one chunk, no stdout, the text as
+        stderr, and the outcome ``exit`` with code 130 — what a shell reports for a command ended by an
+        interrupt; ``timeout`` would claim the command ran into its time limit, which nothing recorded
+        says; ``apply_patch_call_output``: ``status`` ``failed`` (the patch is not known to have applied)
+        with the text as ``output``. A ``computer_call_output`` holds only a screenshot of the screen
+        after the action, which cannot be made up: there is no honest close, and the call is left out.
+        """
+        kind = _KIND_OF.get(_type(call.ref), "function")
+        if kind == "computer":
+            return None
+        close: dict[str, object] = {"type": _SPELLING[kind].output, "call_id": call.call_id}
+        if kind == "shell":
+            outcome = {"type": "exit", "exit_code": INTERRUPTED_EXIT_CODE}
+            close["output"] = [{"stdout": "", "stderr": INTERRUPTED_RESULT_TEXT, "outcome": outcome}]
+            return close
+        if kind == "apply_patch":
+            close["status"] = "failed"
+        close["output"] = INTERRUPTED_RESULT_TEXT
+        return close
 
     def fold(self, results: Sequence[object]) -> object:
-        """One output item: outputs joined."""
-        output = fold_contents([field(r, "output") for r in results], lambda text: {"type": "input_text", "text": text})
-        return replace(results[0], output=output)
+        """One output item of the first's kind holding every output, first first, in that kind's schema.
+
+        Function and custom outputs: contents joined by the separator (a list of parts when any is one);
+        a local shell output, or an apply-patch output's text: texts joined by the separator on a line
+        of its own, an apply-patch ``status`` ``failed`` when any was; shell outputs: their chunks in
+        order, a chunk between two outputs carrying the separator as its ``stderr`` with the outcome of
+        the chunk before it (so no outcome is made up). A computer output holds one screenshot, so two
+        cannot be one item: the first stays the output, and each later screenshot is delivered right
+        after it in a user message, named by the separator (``write`` lays it out).
+        """
+        first = results[0]
+        outputs = [field(r, "output") for r in results]
+        kind = _answers(first)
+        if kind == "shell":
+            return replace(first, output=_shell_chunks(outputs))
+        if kind == "local_shell":
+            return replace(first, output=_joined(outputs))
+        if kind == "apply_patch":
+            failed = any(field(r, "status") == "failed" for r in results)
+            return replace(first, output=_joined(outputs), status="failed" if failed else field(first, "status"))
+        if kind == "computer":
+            return _Screenshots(first, tuple(results[1:]))
+        return replace(first, output=fold_contents(outputs, _input_text))
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
         """A user message item: a line naming the call, then the output.
 
         Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
-        any other part (or an output that is no string and no list) as an ``input_text`` of its JSON.
+        any other part (or an output that is no string and no list) as an ``input_text`` of its JSON: a
+        shell output's chunks so become text; a computer output's screenshot an ``input_image``; an
+        apply-patch output that failed is named an error.
         """
         name = field(call.ref, "name")
-        heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
-        content = delivered_parts(heading, field(result, "output"), _USER_PARTS, "input_text")
+        if not isinstance(name, str):
+            name = str(_type(call.ref))
+        output = field(result, "output")
+        failed = _answers(result) == "apply_patch" and field(result, "status") == "failed"
+        heading = in_place_heading(call.call_id, name, second=second, error=failed)
+        if _answers(result) == "computer":
+            output = [_screenshot_part(output)]
+        content = delivered_parts(heading, output, _USER_PARTS, "input_text")
         return OTHER, {"type": "message", "role": "user", "content": content}
 
     def write(self, out: Emitted) -> list[object]:
-        """Every emitted item is one whole item."""
-        return out.items
+        """Every emitted item is one whole item; folded screenshots are laid out as ``fold`` says."""
+        if not any(type(item) is _Screenshots for item in out.items):
+            return out.items
+        written: list[object] = []
+        for item in out.items:
+            if type(item) is _Screenshots:
+                written.extend(item.items())
+            else:
+                written.append(item)
+        return written
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
-        """The Responses API's rules, in its own words (``chained``: outputs may answer server-held calls)."""
+        """The Responses API's rules, in its own words (``chained``: outputs may answer server-held calls).
+
+        A call with no output, or an output with no call, is named by its kind as the API names it
+        (``_Kind.what``: ``No tool output found for local shell call …``).
+        """
         violations: list[Violation] = []
-        calls: dict[str, int] = {}
+        calls: dict[str, tuple[int, str]] = {}
         outputs: set[str] = set()
         item_ids: set[str] = set()
         for position, item in enumerate(messages):
@@ -447,7 +588,7 @@ class OpenAIResponses:
                 if call_id in calls:
                     violations.append(_duplicate(position, str(call_id)))
                 else:
-                    calls[str(call_id)] = position
+                    calls[str(call_id)] = (position, _SPELLING[_KIND_OF.get(kind, "function")].what)
             elif kind in OUTPUT_TYPES:
                 if call_id in outputs:
                     violations.append(
@@ -463,7 +604,8 @@ class OpenAIResponses:
                         Violation(
                             position=position,
                             rule="orphan_output",
-                            message=f"No tool call found for function call output with call_id {call_id}.",
+                            message=f"No tool call found for {_SPELLING[_answers(item)].what} output "
+                            f"with call_id {call_id}.",
                         )
                     )
                 outputs.add(str(call_id))
@@ -471,12 +613,71 @@ class OpenAIResponses:
             Violation(
                 position=position,
                 rule="missing_output",
-                message=f"No tool output found for function call {call_id}.",
+                message=f"No tool output found for {what} {call_id}.",
             )
-            for call_id, position in calls.items()
+            for call_id, (position, what) in calls.items()
             if call_id not in outputs
         )
         return sorted(violations, key=lambda v: v.position)
+
+
+def _answers(result: object) -> CallKind:
+    """The kind of call an output item answers, by its ``type``."""
+    return _OUTPUT_KIND.get(_type(result), "function")
+
+
+def _input_text(text: str) -> object:
+    return {"type": "input_text", "text": text}
+
+
+def _joined(outputs: Sequence[object]) -> str:
+    """Texts (anything else as its JSON, none as empty) joined by the separator on a line of its own."""
+    texts = ["" if output is None else output if isinstance(output, str) else json_text(output) for output in outputs]
+    return f"\n{SECOND_RESULT_SEPARATOR}\n".join(texts)
+
+
+def _shell_chunks(outputs: Sequence[object]) -> list[object]:
+    """Shell outputs' chunks in order, a separator chunk between two (see ``OpenAIResponses.fold``)."""
+    chunks: list[object] = []
+    for number, output in enumerate(outputs):
+        own = list(output) if is_list(output) else [] if output is None else [output]
+        if number:
+            before = field(chunks[-1], "outcome") if chunks else None
+            after = field(own[0], "outcome") if own else None
+            outcome = before or after or {"type": "exit", "exit_code": INTERRUPTED_EXIT_CODE}
+            chunks.append({"stdout": "", "stderr": SECOND_RESULT_SEPARATOR, "outcome": outcome})
+        chunks.extend(own)
+    return chunks
+
+
+def _screenshot_part(output: object) -> object:
+    """A computer output's screenshot as an ``input_image`` part (its ``image_url`` or ``file_id``); else as it is."""
+    if field(output, "type") == "computer_screenshot":
+        for key in ("image_url", "file_id"):
+            value = field(output, key)
+            if isinstance(value, str) and value:
+                return {"type": "input_image", "detail": "auto", key: value}
+    return output
+
+
+class _Screenshots:
+    """Computer outputs of one call, folded: the first stays the output, each later one is delivered after it."""
+
+    __slots__ = ("first", "later")
+
+    def __init__(self, first: object, later: tuple[object, ...]) -> None:
+        self.first = first
+        self.later = later
+
+    def items(self) -> list[object]:
+        """The first output, then a user message per later one: the separator naming the call, then its screenshot."""
+        call_id = field(self.first, "call_id")
+        heading = f"{SECOND_RESULT_SEPARATOR} (computer call {call_id})"
+        items = [self.first]
+        for result in self.later:
+            parts = delivered_parts(heading, [_screenshot_part(field(result, "output"))], _USER_PARTS, "input_text")
+            items.append({"type": "message", "role": "user", "content": parts})
+        return items
 
 
 _JSON_TYPES: Final = ((bool, "a boolean"), (int, "an integer"), (float, "a decimal"), ((list, tuple), "an array"))

@@ -6,12 +6,16 @@ Calls are keyed by ``output_index``. What it reads:
 
 - ``response.created`` / ``response.in_progress`` / ``response.queued``: response id and model;
 - ``response.output_item.added`` of type ``function_call``: a call slot (``call_id``, ``name``);
+  of a call the agent runs (``local_shell_call``, ``shell_call``, ``apply_patch_call``,
+  ``computer_call``: the lane's ``REQUEST_FIELDS``): a call slot named by its type, whose arguments
+  are the object the item asks with (``action``, ``operation``), read from the ``.done`` item;
   ``response.function_call_arguments.delta``: its argument fragments (argument frames for an item
   that was never opened make a slot with no name, judged like any other);
   ``response.output_text.delta``: the repetition poll;
 - ``response.function_call_arguments.done`` and ``response.output_item.done``: the close
   evidence for that item — the only evidence this lane has — with the complete argument text,
-  which wins over the fragments;
+  which wins over the fragments (a call the agent runs: its request object). A stream torn with
+  one of these calls open drops it as ``truncated``, as it drops an open function call;
 - ``response.completed`` / ``response.incomplete`` / ``response.failed``: an ending with the
   status (``incomplete``: its reason, e.g. ``max_output_tokens``), model, id and usage;
   ``error``: an ending.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from otel_toolturn.lanes.openai_responses import REQUEST_FIELDS
 from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
@@ -40,6 +45,19 @@ _READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexErr
 
 def _closed(slot: CallSlot) -> bool:
     return slot.closed
+
+
+def _request(slot: CallSlot, item: object, item_type: object) -> None:
+    """A call the agent runs: named by its item type, its arguments the object it asks with (when it is one)."""
+    slot.name = slot.name or str(item_type)
+    request = field(item, REQUEST_FIELDS[item_type])
+    if isinstance(request, dict):
+        slot.initial = dict(request)
+    elif request is not None:
+        model_dump = getattr(request, "model_dump", None)
+        dumped = model_dump(mode="json", exclude_unset=True) if callable(model_dump) else None
+        if isinstance(dumped, dict):
+            slot.initial = dumped
 
 
 def finish_word(response: object) -> str:
@@ -119,16 +137,20 @@ class OpenAIResponsesObserver(ObserverBase):
             self._open(event)
         elif kind == "response.output_item.done":
             item = field(event, "item")
-            if field(item, "type") == "function_call":
+            item_type = field(item, "type")
+            if item_type == "function_call" or item_type in REQUEST_FIELDS:
                 index = field(event, "output_index")
                 closing = self._slots.get(index) or self._unopened(index)
+                if item_type != "function_call":
+                    _request(closing, item, item_type)
                 self._close(closing, field(item, "arguments"), field(item, "name"), field(item, "call_id"))
         elif kind in _OPENING:
             self._response(field(event, "response"))
 
     def _open(self, event: object) -> None:
         item = field(event, "item")
-        if field(item, "type") != "function_call":
+        item_type = field(item, "type")
+        if item_type != "function_call" and item_type not in REQUEST_FIELDS:
             return
         index = field(event, "output_index")
         call_id, name = field(item, "call_id"), field(item, "name")
@@ -137,6 +159,8 @@ class OpenAIResponsesObserver(ObserverBase):
             call_id=call_id if type(call_id) is str else "",
             name=name if type(name) is str else "",
         )
+        if item_type != "function_call":
+            _request(slot, item, item_type)
         replaced = self._slots.get(index)
         if replaced is not None:
             self._replaced.append(replaced)

@@ -7,7 +7,7 @@ from typing import Final
 
 import pytest
 
-from otel_toolturn import LANES, Lane, RepairForm
+from otel_toolturn import LANES, CallKind, Lane, RepairForm
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import REPAIR_DROPS, REPAIR_FORMS
 from otel_toolturn.instrument import names
@@ -37,11 +37,15 @@ CASES: Final[dict[RepairForm, list[Event]]] = {
         R("c2"),
     ],
     "dangling_reasoning": [U("go"), A(c("c1")), R("c1"), A(th("plan"))],
+    "unanswerable_call": [U("go"), A(th("look"), c("k1", kind="computer")), U("next")],
 }
 """One broken transcript per form (the worked examples in the neutral notation)."""
 
-RESPONSES_ONLY: Final = ("duplicate_item", "duplicate_item_id", "dangling_reasoning")
-"""Forms of items only the Responses wire has: item ids, and reasoning items of their own."""
+RESPONSES_ONLY: Final = ("duplicate_item", "duplicate_item_id", "dangling_reasoning", "unanswerable_call")
+"""Forms of items only the Responses wire has: item ids, reasoning items of their own, and calls (a computer call)
+that no made-up output can honestly answer."""
+CALL_KIND: Final[dict[RepairForm, CallKind]] = {"unanswerable_call": "computer"}
+"""The kind of call a case's repair concerns, where it is not a function call."""
 APPLIES: Final[dict[Lane, tuple[RepairForm, ...]]] = {
     "anthropic.messages": tuple(f for f in CASES if f not in RESPONSES_ONLY),
     "openai.chat_completions": tuple(
@@ -91,7 +95,7 @@ def test_repair_mode_sends_a_view_that_validates(instrument: Instrument, lane: L
     assert isinstance(event[names.REPAIR_TOOL_CALL_IDS], tuple)
     assert event[names.REPAIR_TOOL_CALL_IDS]
     assert names.REPAIR_BEFORE_RUN in event
-    assert event[names.REPAIR_CALL_KIND] == "function"
+    assert event[names.REPAIR_CALL_KIND] == CALL_KIND.get(form, "function")
     logged = otel.logs(names.EVENT_REPAIR)
     assert len(logged) == len(events)
 
