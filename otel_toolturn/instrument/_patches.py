@@ -46,11 +46,15 @@ a bound copy of it was still held passes straight through.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import logging
+import sys
+import threading
 import types
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import CoroutineType
+from types import CoroutineType, ModuleType
 from typing import Any, Final, Literal, cast
 from urllib.parse import urlsplit
 
@@ -207,6 +211,17 @@ class State:
         self.telemetry: Telemetry | None = None
         self.originals: list[tuple[object, str, object]] = []
         self.types: dict[Provider, ResultTypes] = {}
+        self.lock = threading.RLock()
+        """Held while targets are patched or restored (an import hook may patch from another thread)."""
+        self.hooked: set[str] = set()
+        """The target modules with a post-import hook (registered once per process)."""
+
+    def result_types(self, provider: Provider) -> ResultTypes:
+        """The classes ``provider``'s SDK returns, read at the first call that needs them (the SDK is whole by then)."""
+        found = self.types.get(provider)
+        if found is None:
+            found = self.types[provider] = result_types(provider)
+        return found
 
 
 STATE: Final = State()
@@ -293,7 +308,7 @@ def _watched(telemetry: Telemetry, target: Target, call: PendingCall, result: ob
     if record is None:
         return result
     try:
-        return watch(result, record, STATE.types[target.provider])
+        return watch(result, record, STATE.result_types(target.provider))
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
         record.finish()
@@ -489,29 +504,80 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
 
 
 def patch(telemetry: Telemetry) -> None:
-    """Patch every target of an enabled, importable provider (see ``TARGETS``)."""
-    STATE.telemetry = telemetry
-    for target in TARGETS:
-        if target.provider not in telemetry.options.providers:
-            continue
-        try:
-            module = importlib.import_module(target.module)
-            owner = getattr(module, target.owner) if target.owner else module
-            original = vars(owner)[target.method]
-            STATE.types.setdefault(target.provider, result_types(target.provider))
-        except (ImportError, AttributeError, KeyError):
-            continue
-        setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
-        STATE.originals.append((owner, target.method, original))
+    """Patch every target of an enabled provider when its module is imported: at once if it is, else on its import.
+
+    Nothing is imported here: an SDK the application never imports costs nothing, and one imported after
+    ``instrument`` is patched by a post-import hook (``wrapt.register_post_import_hook``) as its module loads.
+    """
+    with STATE.lock:
+        STATE.telemetry = telemetry
+        modules = dict.fromkeys(t.module for t in TARGETS if t.provider in telemetry.options.providers)
+        for name in modules:
+            if name in STATE.hooked:
+                module = sys.modules.get(name)
+                if module is not None:
+                    _patch_module(module)
+            else:
+                STATE.hooked.add(name)
+                wrapt.register_post_import_hook(_patch_module, name)  # runs at once when already imported
     if "litellm" in telemetry.options.providers:
         watch_litellm()
 
 
+def _patch_module(module: ModuleType) -> None:
+    """Patch the targets ``module`` holds for the live instrumentation (none: nothing); never raises into an import."""
+    try:
+        with STATE.lock:
+            telemetry = STATE.telemetry
+            if telemetry is None:
+                return
+            patched = {(id(owner), method) for owner, method, _ in STATE.originals}
+            for target in TARGETS:
+                if target.module != module.__name__ or target.provider not in telemetry.options.providers:
+                    continue
+                owner = getattr(module, target.owner, None) if target.owner else module
+                original = vars(owner).get(target.method) if owner is not None else None
+                if original is None or (id(owner), target.method) in patched:
+                    if original is None:
+                        _log.warning(
+                            "otel-toolturn: %s.%s.%s not found in %s %s; calls through it are not instrumented",
+                            target.module,
+                            target.owner,
+                            target.method,
+                            _DISTRIBUTIONS[target.provider],
+                            _version(_DISTRIBUTIONS[target.provider]),
+                        )
+                    continue
+                setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
+                STATE.originals.append((owner, target.method, original))
+    except Exception:  # noqa: BLE001 - the application's import never fails here
+        _log.debug("otel-toolturn: could not patch %s", getattr(module, "__name__", module), exc_info=True)
+
+
+_DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google_genai": "google-genai",
+    "litellm": "litellm",
+}
+"""The distribution each provider's SDK is installed as."""
+
+_log = logging.getLogger("otel_toolturn.instrument")
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
 def unpatch() -> None:
-    """Restore every patched method to the very object it was before ``patch``."""
-    STATE.telemetry = None
+    """Restore every patched method to the very object it was before ``patch`` (the import hooks then patch nothing)."""
+    with STATE.lock:
+        STATE.telemetry = None
+        while STATE.originals:
+            owner, method, original = STATE.originals.pop()
+            setattr(owner, method, original)
+        STATE.types.clear()
     unwatch_litellm()
-    while STATE.originals:
-        owner, method, original = STATE.originals.pop()
-        setattr(owner, method, original)
-    STATE.types.clear()
