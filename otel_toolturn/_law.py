@@ -119,6 +119,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     LaneAdapter,
+    Mark,
     Turn,
     View,
 )
@@ -140,6 +141,7 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "unanswerable_call",
     "late_result_in_place",
     "duplicate_result_in_place",
+    "orphan_result",
 )
 
 
@@ -266,8 +268,9 @@ class _Restoration:
         self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
-        for mark in [*view.refused.values(), *view.marks.values()]:
-            self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
+        for marked in [*view.refused.values(), *view.marks.values()]:
+            for mark in (marked,) if isinstance(marked, Mark) else marked:
+                self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
         self.apart = view.apart
         self.after: dict[int, list[_Piece]] = {}
         """What is written right after a unit: a turn's rewritten batch (results-in-place lanes), or the closes
@@ -480,7 +483,11 @@ class _Restoration:
         for index in sorted(self.forms):
             forms = self.forms[index]
             turn = self.units[index]
-            before = prior is not None and isinstance(turn, Turn) and any(id(item) in prior for item in turn.items)
+            before = (
+                prior is not None
+                and isinstance(turn, Turn)
+                and any(id(item) in prior for item in messages[turn.position : turn.position + len(turn.items)])
+            )
             repairs.extend(
                 ToolTurnRepair(
                     form=form,

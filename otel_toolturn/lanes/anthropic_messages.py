@@ -24,6 +24,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    Mark,
     Turn,
     View,
     Violation,
@@ -32,6 +33,8 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes._anthropic_server import PLAIN, family, restore
+from otel_toolturn.lanes._anthropic_server import violations as server_violations
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -92,7 +95,7 @@ class AnthropicMessages:
                 if role == "assistant":
                     ids: list[str] = []
                     uses: list[object] = []
-                    trailing = False
+                    trailing = server = False
                     for block in content:
                         if type(block) is dict:
                             kind, call_id = block.get("type"), block.get("id")
@@ -103,18 +106,37 @@ class AnthropicMessages:
                                 call_id = call_id_of(block, "id", position, "tool_use block")
                             ids.append(call_id)
                             uses.append(block)
-                        elif ids:
+                            continue
+                        if ids:
                             trailing = True
+                        if not server and kind not in PLAIN:
+                            server = family(kind) is not None
+                    marks: tuple[Mark, ...] = ()
+                    if server:
+                        restored = restore(messages, position, content, calls_client=bool(ids))
+                        if restored is not None:
+                            blocks, marks = restored
+                            message = _with_blocks(message, position, blocks)
                     if ids:
-                        end = 0 if trailing or position in full else _answered(messages, position + 1, ids)
+                        end = 0 if trailing or marks or position in full else _answered(messages, position + 1, ids)
                         if end:
                             units.append(Clean(position, ids, messages[position:end]))
                             kinds.append(CLEAN)
                             position = end
                             continue
                         calls = [Call(call_id, block) for call_id, block in zip(ids, uses, strict=True)]
-                        units.append(Turn(position, calls, (message,), trailing))
+                        units.append(Turn(position, calls, (message,), trailing, marks))
                         kinds.append(TURN)
+                        position += 1
+                        continue
+                    if marks:
+                        if not _block_list(message):
+                            view.refused[len(units)] = marks[0]
+                            marks = marks[1:]
+                        if marks:
+                            view.marks[len(units)] = marks
+                        units.append(message)
+                        kinds.append(REPLY)
                         position += 1
                         continue
                 elif role == "user" and _read_results(message, content, view):
@@ -220,6 +242,13 @@ class AnthropicMessages:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
+
+
+def _with_blocks(message: object, position: int, blocks: list[object]) -> object:
+    """A copy of the message holding ``blocks``."""
+    if type(message) is dict:
+        return {**message, "content": blocks}
+    return replace(message, position, content=blocks)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
@@ -369,7 +398,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
     seen_ids: set[str] = set()
     expected: list[str] = []
     expected_at = 0
-    for role, blocks in turns:
+    for number, (role, blocks) in enumerate(turns):
         if role == "user":
             answered: list[str] = []
             leading = True
@@ -418,6 +447,8 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             violations.append(_missing(expected_at, expected))
         expected = []
         calling = False
+        last = number == len(turns) - 1 and all(_type(block) != "tool_use" for _, _, block in blocks)
+        violations.extend(server_violations(blocks, last=last))
         for pos, index, block in blocks:
             kind = _type(block)
             if kind == "tool_use":
