@@ -525,6 +525,8 @@ class _Restoration:
         for index, kind in enumerate(kinds):
             pieces = at.get(index) if at else None
             if pieces is not None:
+                if not pieces and kind in (OTHER, REPLY):
+                    out.breaks.add(len(items))
                 for piece_kind, item, source in pieces:
                     items.append(item)
                     item_kinds.append(piece_kind)

@@ -229,6 +229,10 @@ class Emitted:
     items: list[object] = dataclasses.field(default_factory=list)
     kinds: list[int] = dataclasses.field(default_factory=list)
     sources: list[object] = dataclasses.field(default_factory=list)
+    breaks: set[int] = dataclasses.field(default_factory=set)
+    """Where a unit the law left out (``View.refused``) stood: the index in ``items`` of what followed it. A lane
+    that regroups result and part runs into messages does not join runs across one, so what stands before it
+    is written as it was before the unit was there."""
 
 
 class LaneAdapter(Protocol):

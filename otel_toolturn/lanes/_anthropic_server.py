@@ -10,7 +10,8 @@ message answers the uses the paused message left open.
 The *run* of an assistant message is the consecutive assistant messages around it, ending after the
 first one that holds a client ``tool_use`` (its results, or the law's closes, always follow it). In a run:
 
-- a use whose result block follows it is answered; one without is *open*: valid where the run ends
+- a use whose result block follows it is answered (a result answers every use of its id before it);
+  one without is *open*: valid where the run ends
   the list (a ``pause_turn`` response sent back to be continued), otherwise closed right after the use
   by the tool's error result (``error_code: "unavailable"``; MCP: ``is_error`` with the interrupted
   text), reported as ``missing_result`` (not lossy);
@@ -149,8 +150,7 @@ def restore(
     """
     behind: set[tuple[CallKind, str]] | None = None
     used: set[tuple[CallKind, str]] = set()
-    answered: set[tuple[CallKind, str]] = set()
-    open_uses: list[tuple[int, CallKind, str]] = []
+    pending: dict[tuple[CallKind, str], list[int]] = {}  # the open uses of each key, by block index
     orphans: list[int] = []
     marks: list[Mark] = []
     for index, block in enumerate(content):
@@ -161,12 +161,12 @@ def restore(
         if _is_use(kind):
             key = (found, call_id_of(block, "id", position, f"{kind} block"))
             used.add(key)
-            open_uses.append((index, found, key[1]))
+            pending.setdefault(key, []).append(index)
             continue
         answer_id = result_id_of(block, "tool_use_id")
         key = (found, answer_id or "")
         if answer_id is not None and key in used:
-            answered.add(key)
+            pending.pop(key, None)
             continue
         if behind is None:
             behind = _run_uses(messages, position)
@@ -175,15 +175,14 @@ def restore(
         orphans.append(index)
         if Mark("orphan_result", key[1], found) not in marks:
             marks.append(Mark("orphan_result", key[1], found))
-    pending = [(index, found, use_id) for index, found, use_id in open_uses if (found, use_id) not in answered]
     closing: set[int] = set()
     if pending:
         ahead = None if calls_client else _run_answers(messages, position)
         if calls_client or ahead is not None:
-            for index, found, use_id in pending:
-                if ahead is None or (found, use_id) not in ahead:
-                    closing.add(index)
-                    marks.append(Mark("missing_result", use_id, found))
+            for key, indices in pending.items():
+                if ahead is None or key not in ahead:
+                    closing.update(indices)
+                    marks.append(Mark("missing_result", key[1], key[0]))
     if not marks:
         return None
     blocks: list[object] = []
@@ -203,7 +202,8 @@ def violations(turn: Sequence[tuple[int, int, object]], *, last: bool) -> list[V
     response sent back to be continued.
     """
     found: list[Violation] = []
-    opened: dict[tuple[CallKind, str], tuple[int, object]] = {}
+    used: set[tuple[CallKind, str]] = set()
+    opened: dict[tuple[CallKind, str], list[tuple[int, object]]] = {}  # the open uses of each key
     for position, index, block in turn:
         kind = _kind(block)
         which = family(kind)
@@ -212,11 +212,12 @@ def violations(turn: Sequence[tuple[int, int, object]], *, last: bool) -> list[V
         if _is_use(kind):
             use_id = field(block, "id")
             if isinstance(use_id, str):
-                opened.setdefault((which, use_id), (position, block))
+                used.add((which, use_id))
+                opened.setdefault((which, use_id), []).append((position, block))
             continue
         answer_id = field(block, "tool_use_id")
-        if isinstance(answer_id, str) and (which, answer_id) in opened:
-            opened[which, answer_id] = (-1, None)
+        if isinstance(answer_id, str) and (which, answer_id) in used:
+            opened.pop((which, answer_id), None)
             continue
         wanted = MCP_USE if which == "mcp" else SERVER_USE
         found.append(
@@ -229,15 +230,14 @@ def violations(turn: Sequence[tuple[int, int, object]], *, last: bool) -> list[V
         )
     if last:
         return found
-    for (_, use_id), (position, use) in opened.items():
-        if position >= 0:
-            name = field(use, "name")
+    for (_, use_id), uses in opened.items():
+        for position, use in uses:
             found.append(
                 Violation(
                     position=position,
                     rule="missing_server_tool_result",
-                    message=f"messages.{position}: `{name}` tool use with id `{use_id}` was found without a "
-                    f"corresponding `{result_type(use)}` block",
+                    message=f"messages.{position}: `{field(use, 'name')}` tool use with id `{use_id}` was found "
+                    f"without a corresponding `{result_type(use)}` block",
                 )
             )
     return found

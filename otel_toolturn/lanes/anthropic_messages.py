@@ -224,11 +224,15 @@ class AnthropicMessages:
         """Whole messages as they are; result and part runs regrouped into user messages.
 
         A run of units that is exactly one original message's blocks, in order, is that message
-        object; anything else becomes a new user message, results first.
+        object; anything else becomes a new user message, results first. A run ends where a message
+        the law left out stood.
         """
         wire: list[object] = []
         run: list[tuple[int, object, object]] = []
-        for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
+        breaks = out.breaks
+        for index, (item, kind, source) in enumerate(zip(out.items, out.kinds, out.sources, strict=True)):
+            if breaks and run and index in breaks:
+                _flush(run, wire)
             if kind == OTHER:
                 if run:
                     _flush(run, wire)
