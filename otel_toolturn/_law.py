@@ -45,11 +45,16 @@ For every assistant message (Responses: every run of call items) that carries to
       signature gets the provider's placeholder, ``placeholder_signature``; text that stood after the
       function responses of its content goes ahead of them, ``text_after_results``; Responses: a call
       or output item whose ``id`` repeats an earlier item's is sent without that optional ``id``,
-      ``duplicate_item_id``; none lossy). The Gemini forms read one content or one call step alone,
-      and ``duplicate_item_id`` the items before it (the first use keeps its id), so none can change
-      once the model has answered. Gemini also needs a turn's results in ONE content: a result that
-      opens a later content than the results right before it is not in place, and is moved up
-      (``late_result``).
+      ``duplicate_item_id``; none lossy; Anthropic: a server or MCP tool use with no result block in
+      its assistant turn once another message follows gets the tool's error result right after it,
+      ``missing_result``, and a server or MCP result with no use before it in its turn is left out,
+      ``orphan_result``, lossy — see ``lanes._anthropic_server``). The Gemini forms read one content
+      or one call step alone, ``duplicate_item_id`` the items before it (the first use keeps its
+      id), and the Anthropic server forms the assistant turn up to the next message of another role,
+      so none can change once the model has answered (a ``pause_turn`` response left open at the end
+      is answered by its continuation, in the same turn). Gemini also needs a turn's results in ONE
+      content: a result that opens a later content than the results right before it is not in
+      place, and is moved up (``late_result``).
 
 Responses accepts an output anywhere after its call, so there nothing moves: a run's window is what
 stands after it up to the next item the model produced, as in the other lanes; a call's first output
@@ -84,7 +89,8 @@ run began, by object identity. A ``missing_result`` on one of them is marked ``b
 Order in a batch: results already in place keep their recorded order; moved-up results, then
 synthetic closes, follow in call order. Repairs are reported per turn in transcript order (forms in
 the order of ``_TURN_FORM_ORDER``), then one ``orphan_result`` for the whole view, then one repair
-per form of (v) and of the units (vi) marks.
+per form and kind of (v) and of the units (vi) marks (those of units left out first). A unit left out
+stays a boundary: what stood before it is written as it was.
 
 What it deliberately does not do: repair what the lane's provider accepts (a list ``validate``
 passes comes back as the very same object, with no repairs); look at tool names; change a block

@@ -1,11 +1,17 @@
 """The Anthropic Messages lane: ``messages`` of ``{role, content: str | [blocks]}``.
 
 Calls are ``tool_use`` blocks of an assistant message; results are ``tool_result`` blocks of a user
-message, which must lead it (text that shared the message follows them). Server tools
-(``server_tool_use``, ``mcp_tool_use`` and their ``*_tool_result`` blocks) are answered by the
-server: they are not client calls. Ids must be unique in the whole request and match
-``^[a-zA-Z0-9_-]+$``. The API combines consecutive messages of one role before its rules apply;
-``validate`` does the same.
+message, which must lead it (text that shared the message follows them). Ids must be unique in the
+whole request and match ``^[a-zA-Z0-9_-]+$``. The API combines consecutive messages of one role
+before its rules apply; ``validate`` does the same.
+
+Server tools (``server_tool_use``) and MCP tools (``mcp_tool_use``) are not client calls: the server
+answers them in the same assistant turn with their result blocks (``lanes._anthropic_server``). An
+assistant message holding one is read with its open uses closed and its orphan results left out, as
+that module states, and marked: a message with client calls is a ``Turn`` whose ``marks`` say so and
+whose ``items`` hold the message as restored; any other is a reply kept where it stands, restored, in
+``View.marks`` — or, left empty, in ``View.refused``. A message with no server block costs one lookup
+per block.
 """
 
 from __future__ import annotations
@@ -189,7 +195,7 @@ class AnthropicMessages:
         return derive_id(call_id, taken, pattern_safe=True)
 
     def call_kind(self, call: object) -> CallKind:
-        """A ``tool_use`` block is a function call (server tools are read apart)."""
+        """A ``tool_use`` block is a function call (server and MCP tool uses are read apart, marked with their kind)."""
         del call  # one kind of call
         return "function"
 

@@ -232,7 +232,7 @@ def test_a_torn_stream_that_leaves_a_server_tool_use_open_counts_it_like_an_open
         assert [(d.cause, d.count, d.call_ids) for d in r.drops] == [("truncated", 1, ("srvtoolu_1",))]
         assert r.unfinished is not None
         assert r.unfinished.call_ids == ("srvtoolu_1",)
-        assert r.torn is not ending
+        assert r.torn is (not ending)
 
 
 def test_a_torn_stream_after_the_server_result_has_nothing_open() -> None:
