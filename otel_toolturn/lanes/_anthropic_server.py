@@ -53,13 +53,20 @@ PLAIN: Final = frozenset({"text", "thinking", "redacted_thinking", "image", "doc
 """Blocks that are surely no server block: a message of only these costs one lookup per block."""
 
 
+SERVED: Final = frozenset({SERVER_USE, MCP_USE, MCP_RESULT, *RESULT_OF.values()})
+"""The server and MCP block types the SDK lists (any other ``*_tool_result`` but ``tool_result`` is one too)."""
+
+
+def served(kind: str) -> bool:
+    """Whether a block's ``type`` is a server or MCP tool use or result."""
+    return kind in SERVED or (kind not in PLAIN and kind.endswith("_tool_result"))
+
+
 def family(kind: object) -> CallKind | None:
     """``server_tool`` or ``mcp`` for a server or MCP use or result block's ``type``; ``None`` for any other."""
-    if type(kind) is not str or kind in PLAIN:
+    if type(kind) is not str or not served(kind):
         return None
-    if kind in (SERVER_USE, MCP_USE, MCP_RESULT):
-        return "mcp" if kind != SERVER_USE else "server_tool"
-    return "server_tool" if kind.endswith("_tool_result") else None
+    return "mcp" if kind in (MCP_USE, MCP_RESULT) else "server_tool"
 
 
 def _kind(block: object) -> object:
@@ -140,57 +147,94 @@ def result_type(use: object) -> str:
     return RESULT_OF.get(name, f"{name}_tool_result") if isinstance(name, str) else "server_tool_result"
 
 
+def _paired(served: Sequence[object]) -> bool:
+    """Whether the blocks are uses each followed at once by its own result, as the API writes them (nothing to do)."""
+    blocks = iter(served)
+    for use in blocks:
+        result = next(blocks, None)
+        if type(use) is not dict or type(result) is not dict:
+            return False
+        use_id, kind, answer = use.get("id"), use.get("type"), result.get("type")
+        if type(use_id) is not str or not use_id or use_id != result.get("tool_use_id"):
+            return False
+        if kind == "server_tool_use":
+            if answer in ("server_tool_use", "mcp_tool_use", "mcp_tool_result"):
+                return False
+        elif kind != "mcp_tool_use" or answer != "mcp_tool_result":
+            return False
+    return True
+
+
 def restore(
-    messages: Sequence[object], position: int, content: Sequence[object], *, calls_client: bool
+    messages: Sequence[object],
+    position: int,
+    content: Sequence[object],
+    served: Sequence[object],
+    *,
+    calls_client: bool,
 ) -> tuple[list[object], tuple[Mark, ...]] | None:
     """The blocks of the assistant message at ``position`` with its open uses closed and its orphans left out.
 
-    ``None``: nothing to restore. Otherwise the blocks (the originals where they stay) and a mark per
-    restored id, in block order: ``missing_result`` for a use closed, ``orphan_result`` for a result left out.
+    ``served``: the message's server and MCP blocks, in order (the lane's reading gathers them while it
+    reads the message). ``None``: nothing to restore. Otherwise the blocks (the originals where they stay)
+    and a mark per restored id, in block order: ``missing_result`` for a use closed, ``orphan_result`` for
+    a result left out.
     """
+    if _paired(served):
+        return None
     behind: set[tuple[CallKind, str]] | None = None
-    used: set[tuple[CallKind, str]] = set()
-    pending: dict[tuple[CallKind, str], list[int]] = {}  # the open uses of each key, by block index
-    orphans: list[int] = []
+    uses: dict[tuple[CallKind, str], list[object]] = {}  # each key's uses no result has answered yet
+    orphans: list[object] = []
     marks: list[Mark] = []
-    for index, block in enumerate(content):
-        kind = _kind(block)
-        found = family(kind)
-        if found is None:
+    for block in served:
+        if type(block) is dict:
+            kind, use_id, answer_id = block.get("type"), block.get("id"), block.get("tool_use_id")
+        else:
+            kind, use_id, answer_id = field(block, "type"), None, field(block, "tool_use_id")
+        found: CallKind = "mcp" if kind in (MCP_USE, MCP_RESULT) else "server_tool"
+        if kind in (SERVER_USE, MCP_USE):
+            if type(use_id) is not str or not use_id:
+                use_id = call_id_of(block, "id", position, f"{kind} block")
+            key = (found, use_id)
+            if key in uses:
+                uses[key].append(block)
+            else:
+                uses[key] = [block]
             continue
-        if _is_use(kind):
-            key = (found, call_id_of(block, "id", position, f"{kind} block"))
-            used.add(key)
-            pending.setdefault(key, []).append(index)
-            continue
-        answer_id = result_id_of(block, "tool_use_id")
+        if type(answer_id) is not str or not answer_id:
+            answer_id = None
         key = (found, answer_id or "")
-        if answer_id is not None and key in used:
-            pending.pop(key, None)
+        if key in uses:
+            uses[key] = []
             continue
         if behind is None:
             behind = _run_uses(messages, position)
         if answer_id is not None and key in behind:
             continue
-        orphans.append(index)
+        orphans.append(block)
         if Mark("orphan_result", key[1], found) not in marks:
             marks.append(Mark("orphan_result", key[1], found))
-    closing: set[int] = set()
-    if pending:
-        ahead = None if calls_client else _run_answers(messages, position)
-        if calls_client or ahead is not None:
-            for key, indices in pending.items():
-                if ahead is None or key not in ahead:
-                    closing.update(indices)
-                    marks.append(Mark("missing_result", key[1], key[0]))
+    closing: list[object] = []
+    ahead: set[tuple[CallKind, str]] | None = set()
+    for key, left in uses.items():
+        if not left:
+            continue
+        if not calls_client and ahead is not None and not ahead:
+            ahead = _run_answers(messages, position)
+        if ahead is None or key in ahead:
+            continue
+        closing.extend(left)
+        marks.append(Mark("missing_result", key[1], key[0]))
     if not marks:
         return None
+    gone = {id(block) for block in orphans}
+    closed = {id(block) for block in closing}
     blocks: list[object] = []
-    for index, block in enumerate(content):
-        if index in orphans:
+    for block in content:
+        if id(block) in gone:
             continue
         blocks.append(block)
-        if index in closing:
+        if id(block) in closed:
             blocks.append(close(block, position))
     return blocks, tuple(marks)
 

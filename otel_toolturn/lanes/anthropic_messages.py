@@ -39,7 +39,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
-from otel_toolturn.lanes._anthropic_server import PLAIN, family, restore
+from otel_toolturn.lanes._anthropic_server import PLAIN, restore, served
 from otel_toolturn.lanes._anthropic_server import violations as server_violations
 from otel_toolturn.lanes._common import (
     call_id_of,
@@ -101,7 +101,8 @@ class AnthropicMessages:
                 if role == "assistant":
                     ids: list[str] = []
                     uses: list[object] = []
-                    trailing = server = False
+                    trailing = False
+                    server_blocks: list[object] | None = None
                     for block in content:
                         if type(block) is dict:
                             kind, call_id = block.get("type"), block.get("id")
@@ -115,11 +116,13 @@ class AnthropicMessages:
                             continue
                         if ids:
                             trailing = True
-                        if not server and kind not in PLAIN:
-                            server = family(kind) is not None
+                        if type(kind) is str and kind not in PLAIN and served(kind):
+                            if server_blocks is None:
+                                server_blocks = []
+                            server_blocks.append(block)
                     marks: tuple[Mark, ...] = ()
-                    if server:
-                        restored = restore(messages, position, content, calls_client=bool(ids))
+                    if server_blocks is not None:
+                        restored = restore(messages, position, content, server_blocks, calls_client=bool(ids))
                         if restored is not None:
                             blocks, marks = restored
                             message = _with_blocks(message, position, blocks)
