@@ -555,3 +555,24 @@ def test_validate_reports_an_orphan_server_result_in_the_apis_words() -> None:
             "Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it."
         )
     ]
+
+
+def test_the_sdks_own_server_tool_blocks_are_read_and_closed_without_mutation() -> None:
+    """The SDK's typed ``ServerToolUseBlock`` in a stored reply is closed like a dict, the reply itself untouched."""
+    from anthropic.types import ServerToolUseBlock, TextBlock  # noqa: PLC0415 - only this test needs the SDK
+
+    use = ServerToolUseBlock(type="server_tool_use", id="srvtoolu_1", name="web_search", input={"query": "q"})
+    reply = [use, TextBlock(type="text", text="searching", citations=None)]
+    given: list[object] = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "more"},
+    ]
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert validate(view.messages, lane=ANTHROPIC) == []
+    assert [(r.form, r.call_kind) for r in view.repairs] == [("missing_result", "server_tool")]
+    written = view.messages[1]["content"]  # type: ignore[index]
+    assert written[0] is use
+    assert written[1]["content"] == SERVER_CLOSE
+    assert given[1]["content"] is reply  # type: ignore[index]
+    assert len(reply) == 2
