@@ -80,8 +80,9 @@ to a tool name. An earlier use of a reused id with no result before the next use
 interrupted; every result after the last use belongs to that use. Where the API rejects a repeated
 id anywhere in the request (Anthropic, Responses), the later use and its results get a derived,
 deterministic id (``reused_id``, not lossy). Chat Completions keeps reused ids as they are. A call
-id the API's id pattern refuses (Anthropic: ``functions.lookup:0``, as some OpenAI-compatible
-servers write them) gets a derived id that fits, its results with it (``invalid_id``, not lossy).
+id the API's id pattern or length refuses (Anthropic: ``functions.lookup:0``, as some OpenAI-compatible
+servers write them; Chat: over 40 characters; Responses: over 64) gets a derived id that fits, its
+results with it (``invalid_id``, not lossy). Every id the law writes fits its lane's pattern and length.
 
 Run ownership: ``prior_messages`` are the messages that stood in the transcript before the caller's
 run began, by object identity. A ``missing_result`` on one of them is marked ``before_run``.
@@ -350,16 +351,17 @@ class _Restoration:
         """The unique-id rule on one turn's distinct call ids, in call order; ``taken`` gains what the turn uses.
 
         ``None``: every id is kept. Otherwise, per call, the form it is restored under and its derived id,
-        or ``None`` for an id kept as it is; a derived id fits the API and is not taken.
+        or ``None`` for an id kept as it is; a derived id fits the API and is not taken. Where the API
+        accepts a repeated id (Chat), only an id it refuses is derived.
         """
-        fits = self.adapter.fits_id
-        if taken.isdisjoint(call_ids) and all(map(fits, call_ids)):
+        fits, unique = self.adapter.fits_id, self.adapter.unique_ids
+        if (not unique or taken.isdisjoint(call_ids)) and all(map(fits, call_ids)):
             taken.update(call_ids)
             return None
         reserved = taken.union(call_ids)
         derived: list[tuple[RepairForm, str | None]] = []
         for call_id in call_ids:
-            form: RepairForm = "reused_id" if call_id in taken else "invalid_id"
+            form: RepairForm = "reused_id" if unique and call_id in taken else "invalid_id"
             new_id = None
             if form == "reused_id" or not fits(call_id):
                 new_id = self.adapter.derive_id(call_id, reserved)
@@ -382,7 +384,8 @@ class _Restoration:
             owner[call_id] = slot
             slots.append(slot)
         renamed = False
-        if self.adapter.unique_ids:
+        fits = self.adapter.fits_id
+        if self.adapter.unique_ids or not all(fits(slot.call.call_id) for slot in slots):
             derived = self._derived([slot.call.call_id for slot in slots], taken)
             if derived is not None:
                 renamed = True

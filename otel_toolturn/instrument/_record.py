@@ -44,7 +44,9 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
+from otel_toolturn.compose import request_field
 from otel_toolturn.handoff import matching_pattern
+from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
@@ -70,15 +72,28 @@ def _check_response() -> _CheckResponse | None:
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
 
 
-def current_genai_span() -> Span | None:
-    """The current span when it is another instrumentation's GenAI inference span (CLIENT, recording)."""
-    span = trace.get_current_span()
-    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
-        return None
-    attributes = getattr(span, "attributes", None)
-    if attributes is None or attributes.get(names.GEN_AI_OPERATION_NAME) is None:
-        return None
-    return span
+def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, AttributeValue]:
+    """The conventions' ``gen_ai.request.*`` parameters the request carries (``names.REQUEST_PARAMETERS``).
+
+    Numbers as they are (a boolean is no number), stop sequences as a list of strings (one string: a list
+    of one), the choice count only when it is not 1; anything else is left out.
+    """
+    found: dict[str, AttributeValue] = {}
+    for key, setting in names.REQUEST_PARAMETERS[lane]:
+        if key in found:
+            continue
+        value = request_field(kwargs, setting, lane=lane)
+        if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
+            stops = [value] if isinstance(value, str) else value
+            if isinstance(stops, (list, tuple)) and stops and all(isinstance(s, str) for s in stops):
+                found[key] = tuple(str(s) for s in stops)
+        elif (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (key != names.GEN_AI_REQUEST_CHOICE_COUNT or value != 1)
+        ):
+            found[key] = value
+    return found
 
 
 def handoff_tool_shown(name: str) -> str:
@@ -122,13 +137,17 @@ class CallRecord:
         "_context",
         "_finished",
         "_finishing",
+        "_first_chunk_ns",
         "_held",
         "_labels",
         "_lock",
         "_pending",
+        "_response_model",
         "_server_address",
+        "_server_port",
         "_start_ns",
         "_stashed_end",
+        "_tokens",
         "lane",
         "observer",
         "owns_span",
@@ -147,9 +166,11 @@ class CallRecord:
         provider: Provider,
         requested_model: str | None,
         server_address: str | None,
+        server_port: int | None = None,
         provider_name: ProviderName | None = None,
         defer_span: bool = False,
         started_ns: int | None = None,
+        other_span: Span | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
@@ -158,6 +179,12 @@ class CallRecord:
         """The call's ``gen_ai.provider.name`` (default: the provider's first, ``NAMES_OF``)."""
         self.requested_model = requested_model
         self._server_address = server_address
+        self._server_port = server_port
+        self._response_model: str | None = None
+        self._first_chunk_ns = 0
+        """When the first streamed event reached the caller (0: none yet, or not a stream)."""
+        self._tokens: list[tuple[str, int]] = []
+        """The response's input and output tokens, for the conventions' token metric."""
         self._labels = telemetry.labels(lane, self.provider_name)
         self._lock = threading.Lock()
         self._finishing = False
@@ -175,7 +202,7 @@ class CallRecord:
         """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
             return
-        adopted = current_genai_span()
+        adopted = other_span if other_span is not None else others.current()
         if adopted is not None:
             self.span = adopted
             self._held = None
@@ -204,20 +231,15 @@ class CallRecord:
         """Start otel-toolturn's own inference span (from the call's start), replaying anything pending."""
         pending, self._pending = self._pending or [], None
         model = self.requested_model
-        address = self._server_address
-        attributes: dict[str, AttributeValue] = {
-            names.GEN_AI_OPERATION_NAME: names.OPERATION_CHAT,
-            names.PROVIDER: self.provider_name,
-        }
-        if model:
-            attributes[names.GEN_AI_REQUEST_MODEL] = model
-        if address:
-            attributes[names.SERVER_ADDRESS] = address
+        operation = names.OPERATION_OF[self.lane]
+        attributes = self._call_attributes()
         attributes[names.LANE] = self.lane
         attributes[names.MODE] = self.telemetry.options.mode
+        if not self._start_ns:
+            self._start_ns = time.time_ns()
         try:
             self.span = self.telemetry.tracer.start_span(
-                f"{names.OPERATION_CHAT} {model}" if model else names.OPERATION_CHAT,
+                f"{operation} {model}" if model else operation,
                 kind=SpanKind.CLIENT,
                 start_time=self._start_ns or None,
                 attributes=attributes,
@@ -227,6 +249,20 @@ class CallRecord:
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
         self._replay(pending)
+
+    def _call_attributes(self) -> dict[str, AttributeValue]:
+        """The conventions' attributes that name the call: operation, provider, model, server address and port."""
+        attributes: dict[str, AttributeValue] = {
+            names.GEN_AI_OPERATION_NAME: names.OPERATION_OF[self.lane],
+            names.PROVIDER: self.provider_name,
+        }
+        if self.requested_model:
+            attributes[names.GEN_AI_REQUEST_MODEL] = self.requested_model
+        if self._server_address:
+            attributes[names.SERVER_ADDRESS] = self._server_address
+            if self._server_port is not None:
+                attributes[names.SERVER_PORT] = self._server_port
+        return attributes
 
     def adopt(self, span: Span) -> Span:
         """The SDK started its own call span for this call: record onto it; its end waits for ``finish``.
@@ -355,6 +391,8 @@ class CallRecord:
                 },
             )
             tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
+        if self.owns_span or self._pending is not None:
+            attributes.update(request_parameters(self.lane, decision.kwargs))
         if receipt.system_fingerprints:
             attributes[names.FINGERPRINT_SYSTEM] = receipt.system_fingerprints
         if receipt.tools_fingerprint is not None:
@@ -371,6 +409,8 @@ class CallRecord:
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:
         """A whole (not streamed) response arrived: check it, record it, finish."""
+        if self._held is not None:
+            self._held.setdefault(names.GEN_AI_REQUEST_STREAM, False)
         try:
             check = _check_response()
             if check is not None:
@@ -381,6 +421,8 @@ class CallRecord:
 
     def start_stream(self) -> None:
         """A streamed response begins: get this lane's observer (none when unavailable)."""
+        if self._held is not None:
+            self._held[names.GEN_AI_REQUEST_STREAM] = True
         try:
             observer_for = _observer_for()
             if observer_for is not None:
@@ -393,6 +435,8 @@ class CallRecord:
 
         An observer that raises is dropped (the stream passes through) and the error counted.
         """
+        if not self._first_chunk_ns:
+            self._first_chunk_ns = time.time_ns()
         observer = self.observer
         if observer is None:
             return
@@ -414,16 +458,20 @@ class CallRecord:
             if report.finish_reasons:
                 attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] = report.finish_reasons
             usage = report.usage
+            self._tokens = []
             if usage.input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+                self._tokens.append(("input", usage.input_tokens))
             if usage.output_tokens is not None:
                 attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+                self._tokens.append(("output", usage.output_tokens))
             if usage.cache_read_input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
             if usage.cache_creation_input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_creation_input_tokens
             if report.response_model is not None:
                 attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
+                self._response_model = report.response_model
         if report.torn:
             attributes[names.STREAM_TORN] = True
         elif report.closed_early:
@@ -592,10 +640,15 @@ class CallRecord:
         span = self.span
         if span is not None and self.owns_span:
             attributes = self._held
+            if self._first_chunk_ns and attributes is not None:
+                seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
+                attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
             if error is not None:
                 attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
             if attributes:
                 self.telemetry.set_attributes(span, attributes)
+        if span is not None and self.owns_span:
+            self._client_metrics(error)
         try:
             if span is not None and self.owns_span:
                 if error is not None:
@@ -605,6 +658,16 @@ class CallRecord:
                 held[0].end(held[1])
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
+
+    def _client_metrics(self, error: BaseException | None) -> None:
+        """The conventions' client metrics for a call on a span of our own: its duration, and its tokens."""
+        attributes = self._call_attributes()
+        if self._response_model is not None:
+            attributes[names.GEN_AI_RESPONSE_MODEL] = self._response_model
+        if error is not None:
+            attributes[names.ERROR_TYPE] = type(error).__qualname__
+        seconds = max(0, time.time_ns() - self._start_ns) / 1e9
+        self.telemetry.client_call(seconds, self._tokens, attributes)
 
 
 class EndHolder(Protocol):

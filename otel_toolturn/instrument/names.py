@@ -9,8 +9,12 @@ the contract without the SDK.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, Literal
+
+from otel_toolturn._vocab import Lane
 
 INSTRUMENTATION_NAME: Final = "otel_toolturn"
 
@@ -86,7 +90,73 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # noqa: S105 - an attribute key, no secret
 OPERATION_CHAT: Final = "chat"
+OPERATION_GENERATE_CONTENT: Final = "generate_content"
+OPERATION_OF: Final[Mapping[Lane, str]] = MappingProxyType(
+    {
+        "anthropic.messages": OPERATION_CHAT,
+        "openai.chat_completions": OPERATION_CHAT,
+        "openai.responses": OPERATION_CHAT,
+        "gemini.generate_content": OPERATION_GENERATE_CONTENT,
+    }
+)
+"""``gen_ai.operation.name`` of each lane's inference span (the registry's well-known value for Gemini)."""
+GEN_AI_REQUEST_STREAM: Final = "gen_ai.request.stream"
+GEN_AI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
+REQUEST_PARAMETERS: Final[Mapping[Lane, tuple[tuple[str, str], ...]]] = MappingProxyType(
+    {
+        "anthropic.messages": (
+            ("gen_ai.request.max_tokens", "max_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.top_k", "top_k"),
+            ("gen_ai.request.stop_sequences", "stop_sequences"),
+        ),
+        "openai.chat_completions": (
+            ("gen_ai.request.max_tokens", "max_completion_tokens"),
+            ("gen_ai.request.max_tokens", "max_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.stop_sequences", "stop"),
+            ("gen_ai.request.seed", "seed"),
+            ("gen_ai.request.frequency_penalty", "frequency_penalty"),
+            ("gen_ai.request.presence_penalty", "presence_penalty"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "n"),
+        ),
+        "openai.responses": (
+            ("gen_ai.request.max_tokens", "max_output_tokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+        ),
+        "gemini.generate_content": (
+            ("gen_ai.request.max_tokens", "max_output_tokens"),
+            ("gen_ai.request.max_tokens", "maxOutputTokens"),
+            ("gen_ai.request.temperature", "temperature"),
+            ("gen_ai.request.top_p", "top_p"),
+            ("gen_ai.request.top_p", "topP"),
+            ("gen_ai.request.top_k", "top_k"),
+            ("gen_ai.request.top_k", "topK"),
+            ("gen_ai.request.stop_sequences", "stop_sequences"),
+            ("gen_ai.request.stop_sequences", "stopSequences"),
+            ("gen_ai.request.seed", "seed"),
+            ("gen_ai.request.frequency_penalty", "frequency_penalty"),
+            ("gen_ai.request.frequency_penalty", "frequencyPenalty"),
+            ("gen_ai.request.presence_penalty", "presence_penalty"),
+            ("gen_ai.request.presence_penalty", "presencePenalty"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "candidate_count"),
+            (GEN_AI_REQUEST_CHOICE_COUNT, "candidateCount"),
+        ),
+    }
+)
+"""Where each lane's request carries the conventions' ``gen_ai.request.*`` parameters: the attribute, and the
+request setting holding it (``compose.request_field``: google-genai's ``config``, in either spelling; the first
+setting that holds a value wins); the choice count only when it is not 1."""
+SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
+"""The semantic conventions release whose GenAI names the spans and metrics carry."""
 
 ErrorStage = Literal[
     "request",
@@ -287,6 +357,44 @@ LAW_DURATION_BUCKETS: Final[tuple[float, ...]] = (
     0.5,
     1.0,
 )
+
+CLIENT_OPERATION_DURATION: Final = Instrument(
+    name="gen_ai.client.operation.duration",
+    kind="histogram",
+    unit="s",
+    description="GenAI operation duration.",
+    attributes=(
+        GEN_AI_OPERATION_NAME,
+        PROVIDER,
+        GEN_AI_REQUEST_MODEL,
+        GEN_AI_RESPONSE_MODEL,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    ),
+)
+"""The GenAI conventions' required client metric, recorded for each call whose inference span is otel-toolturn's own."""
+CLIENT_TOKEN_USAGE: Final = Instrument(
+    name="gen_ai.client.token.usage",
+    kind="histogram",
+    unit="{token}",
+    description="Number of input and output tokens used.",
+    attributes=(
+        GEN_AI_OPERATION_NAME,
+        PROVIDER,
+        GEN_AI_TOKEN_TYPE,
+        GEN_AI_REQUEST_MODEL,
+        GEN_AI_RESPONSE_MODEL,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    ),
+)
+"""The GenAI conventions' token metric (``gen_ai.token.type``: ``input`` or ``output``), on the same calls."""
+CLIENT_DURATION_BUCKETS: Final[tuple[float, ...]] = tuple(0.01 * 2**n for n in range(14))
+"""The conventions' advisory boundaries: 0.01 s to 81.92 s, doubling."""
+CLIENT_TOKEN_BUCKETS: Final[tuple[int, ...]] = tuple(4**n for n in range(14))
+"""The conventions' advisory boundaries: 1 to 67,108,864 tokens, times 4."""
+GENAI_INSTRUMENTS: Final[tuple[Instrument, ...]] = (CLIENT_OPERATION_DURATION, CLIENT_TOKEN_USAGE)
+"""The GenAI conventions' client metrics otel-toolturn records (never when another instrumentation owns the span)."""
 
 INSTRUMENTS: Final[tuple[Instrument, ...]] = (
     REQUESTS,

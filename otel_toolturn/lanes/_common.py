@@ -119,19 +119,29 @@ def delivered_parts(heading: str, content: object, holds: frozenset[str], text_t
     return parts
 
 
-def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool) -> str:
+def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool, limit: int | None = None) -> str:
     """A free id for ``call_id``: ``<id>_<n>`` with the smallest ``n >= 2`` not in ``taken``.
 
-    ``pattern_safe``: characters outside ``^[a-zA-Z0-9_-]+$`` become ``_``; an id that changes that
-    way is taken as it is when it is free.
+    ``pattern_safe``: characters outside ``^[a-zA-Z0-9_-]+$`` become ``_``. ``limit``: the longest id the
+    API accepts; the id is cut to fit, ahead of its ``_<n>``. An id that changes by either is taken as it
+    is when it is free.
+
+    >>> derive_id("c" * 70, set(), pattern_safe=False, limit=64) == "c" * 64
+    True
+    >>> derive_id("c" * 64, {"c" * 64}, pattern_safe=False, limit=64) == "c" * 62 + "_2"
+    True
     """
     base = _ANTHROPIC_ID.sub("_", call_id) if pattern_safe else call_id
-    if base != call_id and base not in taken:
-        return base
+    whole = base if limit is None else base[:limit]
+    if whole != call_id and whole not in taken:
+        return whole
     number = 2
-    while f"{base}_{number}" in taken:
+    while True:
+        suffix = f"_{number}"
+        candidate = (base if limit is None else base[: limit - len(suffix)]) + suffix
+        if candidate not in taken:
+            return candidate
         number += 1
-    return f"{base}_{number}"
 
 
 def fits_anthropic_id(call_id: str) -> bool:

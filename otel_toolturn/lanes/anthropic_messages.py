@@ -194,8 +194,8 @@ class AnthropicMessages:
         return fits_anthropic_id(call_id)
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
-        """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``."""
-        return derive_id(call_id, taken, pattern_safe=True)
+        """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``, cut to at most 64 characters."""
+        return derive_id(call_id, taken, pattern_safe=True, limit=64)
 
     def call_kind(self, call: object) -> CallKind:
         """A ``tool_use`` block is a function call (server and MCP tool uses are read apart, marked with their kind)."""

@@ -41,6 +41,8 @@ from otel_toolturn.lanes._common import (
     role_of,
 )
 
+ID_LIMIT: Final = 40
+"""The longest ``tool_calls[].id`` the API accepts."""
 _USER_PARTS: Final = frozenset({"text", "image_url", "input_audio", "file"})
 """The content parts a user message holds, where a delivered result stands."""
 
@@ -60,8 +62,8 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
 def _read_calls(messages: Sequence[object], position: int, calls: Sequence[object]) -> tuple[list[str], int]:
     """The ids of the assistant message's tool ``calls``, and where its clean turn ends (``0``: it is not clean).
 
-    The turn is clean when its ids are distinct and the messages right after it are exactly one ``tool``
-    message per call. A call without a readable id is rejected, naming where.
+    The turn is clean when its ids are distinct and fit the API, and the messages right after it are exactly
+    one ``tool`` message per call. A call without a readable id is rejected, naming where.
     """
     call_ids: list[str] = []
     for call in calls:
@@ -71,7 +73,7 @@ def _read_calls(messages: Sequence[object], position: int, calls: Sequence[objec
         call_ids.append(call_id)
     expected = set(call_ids)
     end = position + 1 + len(call_ids)
-    if end > len(messages) or len(expected) != len(call_ids):
+    if end > len(messages) or len(expected) != len(call_ids) or max(map(len, call_ids)) > ID_LIMIT:
         return call_ids, 0
     for at in range(position + 1, end):
         message = messages[at]
@@ -156,13 +158,12 @@ class OpenAIChat:
         return replace(result, tool_call_id=new_id)
 
     def fits_id(self, call_id: str) -> bool:
-        """Any non-empty string is an id here."""
-        del call_id  # any string
-        return True
+        """Whether the id is at most ``ID_LIMIT`` (40) characters long."""
+        return len(call_id) <= ID_LIMIT
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
-        """``<id>_<n>``."""
-        return derive_id(call_id, taken, pattern_safe=False)
+        """``<id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
+        return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 
     def call_kind(self, call: object) -> CallKind:
         """Every call here is a function call."""
@@ -234,8 +235,18 @@ class OpenAIChat:
             pending, answered = [], []
             if role == "assistant":
                 calls = field(message, "tool_calls")
-                for call in calls if is_list(calls) else ():
+                for index, call in enumerate(calls if is_list(calls) else ()):
                     call_id = field(call, "id")
+                    if isinstance(call_id, str) and len(call_id) > ID_LIMIT:
+                        violations.append(
+                            Violation(
+                                position=position,
+                                rule="tool_call_id_too_long",
+                                message=f"Invalid 'messages[{position}].tool_calls[{index}].id': string too long. "
+                                f"Expected a string with maximum length {ID_LIMIT}, but got a string with length "
+                                f"{len(call_id)} instead.",
+                            )
+                        )
                     if not isinstance(call_id, str) or call_id in pending:
                         violations.append(
                             Violation(

@@ -65,6 +65,8 @@ _KIND_OF: Final[dict[object, CallKind]] = {"function_call": "function", "custom_
 """The kind of call each call item type is."""
 _OUTPUT_KIND: Final[dict[object, CallKind]] = {_OUTPUT_OF[call]: kind for call, kind in _KIND_OF.items()}
 """The kind of call each output item type answers."""
+ID_LIMIT: Final = 64
+"""The longest ``call_id`` the API accepts."""
 _USER_PARTS: Final = frozenset({"input_text", "input_image", "input_file"})
 """The content parts a user message item holds, where a delivered output stands."""
 
@@ -224,12 +226,12 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
 def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], seen: set[str]) -> int:
     """Where the outputs of a clean run with the call ids ``call_ids`` end; ``0``: the run is not clean.
 
-    They are the output items from ``start``, exactly one per call (the ids distinct), none repeating an
+    They are the output items from ``start``, exactly one per call (the ids distinct and fitting), none repeating an
     item ``id`` of ``seen`` (the item ids so far, which gains theirs) or of another.
     """
     expected = set(call_ids)
     stop = start + len(call_ids)
-    if len(expected) != len(call_ids) or stop > len(messages):
+    if len(expected) != len(call_ids) or stop > len(messages) or max(map(len, call_ids)) > ID_LIMIT:
         return 0
     item_ids: list[str] = []
     for position in range(start, stop):
@@ -368,13 +370,12 @@ class OpenAIResponses:
         return replace(result, call_id=new_id)
 
     def fits_id(self, call_id: str) -> bool:
-        """Any non-empty string is an id here."""
-        del call_id  # any string
-        return True
+        """Whether the id is at most ``ID_LIMIT`` (64) characters long."""
+        return len(call_id) <= ID_LIMIT
 
     def derive_id(self, call_id: str, taken: set[str]) -> str:
-        """``<call_id>_<n>``."""
-        return derive_id(call_id, taken, pattern_safe=False)
+        """``<call_id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
+        return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 
     def call_kind(self, call: object) -> CallKind:
         """The kind of call the call item's ``type`` names."""
@@ -431,6 +432,15 @@ class OpenAIResponses:
                     )
                 )
             call_id = field(item, "call_id")
+            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and isinstance(call_id, str) and len(call_id) > ID_LIMIT:
+                violations.append(
+                    Violation(
+                        position=position,
+                        rule="call_id_too_long",
+                        message=f"Invalid 'input[{position}].call_id': string too long. Expected a string with "
+                        f"maximum length {ID_LIMIT}, but got a string with length {len(call_id)} instead.",
+                    )
+                )
             if kind in (*CALL_TYPES, *OUTPUT_TYPES) and call_id is not None and not isinstance(call_id, str):
                 violations.append(_invalid_type(position, "call_id", call_id))
             elif kind in CALL_TYPES:

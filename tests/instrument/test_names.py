@@ -16,7 +16,8 @@ def _constants() -> dict[str, str]:
 def test_every_name_is_documented() -> None:
     """Each attribute key, event name, environment variable and instrument name appears in the document."""
     missing = [v for v in _constants().values() if f"`{v}`" not in DOC]
-    missing += [i.name for i in names.INSTRUMENTS if f"`{i.name}`" not in DOC]
+    missing += [i.name for i in (*names.INSTRUMENTS, *names.GENAI_INSTRUMENTS) if f"`{i.name}`" not in DOC]
+    missing += [key for lane in names.REQUEST_PARAMETERS.values() for key, _ in lane if f"`{key}`" not in DOC]
     assert missing == []
 
 
