@@ -56,6 +56,7 @@ Fault = Literal[
     "dropped_signature",
     "reused_item_id",
     "nested_result",
+    "open_server_use",
 ]
 """A near-valid transcript's faults: any item left out; one result left out (Gemini: one response part);
 a result moved later; a batch's results split over two messages (Chat and Responses: a user message
@@ -64,7 +65,7 @@ as the very same object; a result for a pool id, which may answer nothing; a use
 anywhere; an answer with calls and no results; an assistant message cut in two consecutive ones, one
 per streamed chunk; a signed call's thought signature left out (Gemini); a call item given another call
 item's ``id``, its ``call_id`` its own (Responses, a retry that kept the item id); a result nested in
-another result's content (Anthropic)."""
+another result's content (Anthropic); a server or MCP tool's result block left out of its answer (Anthropic)."""
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
 _EVERY_LANE: Final[tuple[Fault, ...]] = (
@@ -80,7 +81,7 @@ _EVERY_LANE: Final[tuple[Fault, ...]] = (
 )
 FAULTS_OF: Final[Mapping[Lane, tuple[Fault, ...]]] = MappingProxyType(
     {
-        "anthropic.messages": (*_EVERY_LANE, "chunked_answer", "nested_result"),
+        "anthropic.messages": (*_EVERY_LANE, "chunked_answer", "nested_result", "open_server_use"),
         "openai.chat_completions": (*_EVERY_LANE, "chunked_answer"),
         "openai.responses": (*_EVERY_LANE, "reused_item_id"),
         "gemini.generate_content": (*_EVERY_LANE, "chunked_answer", "dropped_signature"),
@@ -105,6 +106,13 @@ _SHARED_ID: Final = "fc_0"
 the item id)."""
 """Ids shared by items that are no calls; a call item's own id follows its call id (``fc_<call id>``), so it
 repeats exactly where the call is replayed, unless a ``reused_item_id`` fault gives it another call's."""
+_SERVER_IDS: Final = ("srvtoolu_0", "srvtoolu_1")
+"""Anthropic server and MCP tool uses' ids: a pool of their own, so results answer uses of other turns too."""
+_SERVER_TOOLS: Final = (
+    ("web_search", "web_search_tool_result"),
+    ("code_execution", "code_execution_tool_result"),
+    ("tool_search_tool_regex", "tool_search_tool_result"),
+)
 _NAMES: Final = ("ls", "cat", "grep")
 """Gemini tool names: a small pool, since responses without ids are matched by name."""
 _SIGNATURE: Final = "c2ln"
@@ -205,6 +213,10 @@ class _Maker:
         """The result message with a result nested in its first result's content (``None``: not one)."""
         return None
 
+    def unserved(self, item: object) -> object | None:  # noqa: ARG002 - a lane without server tools
+        """The answer with one server tool's result block left out (``None``: it holds none)."""
+        return None
+
 
 class _Anthropic(_Maker):
     lane: Lane = "anthropic.messages"
@@ -221,10 +233,40 @@ class _Anthropic(_Maker):
                 blocks.append({"type": "text", "text": self.marker("a")})
             elif pick < 0.45:
                 blocks.append({"type": "thinking", "thinking": self.marker("th"), "signature": "sig"})
+            elif pick < 0.6:
+                blocks += self.served()
             else:
                 blocks.append({"type": "tool_use", "id": self.call_id(), "name": self.marker("tool"), "input": {}})
         call_ids.extend(str(b["id"]) for b in blocks if isinstance(b, dict) and b["type"] == "tool_use")
         return [{"role": "assistant", "content": blocks}]
+
+    def served(self) -> list[object]:
+        """A server or MCP tool use with its result block, or either alone (a paused turn, a trimmed one)."""
+        use_id = self.rng.choice(_SERVER_IDS)
+        use: dict[str, object]
+        result: dict[str, object]
+        if self.rng.random() < 0.3:
+            use = {"type": "mcp_tool_use", "id": use_id, "name": self.marker("tool"), "server_name": "s", "input": {}}
+            result = {"type": "mcp_tool_result", "tool_use_id": use_id, "content": self.content("r", "text")}
+        else:
+            name, kind = self.rng.choice(_SERVER_TOOLS)
+            use = {"type": "server_tool_use", "id": use_id, "name": name, "input": {"query": self.marker("q")}}
+            found = {"type": "web_search_result", "title": self.marker("r"), "url": "https://example.com/"}
+            result = {"type": kind, "tool_use_id": use_id, "content": [found]}
+        pick = self.rng.random()
+        return [use, result] if pick < 0.7 else [use] if pick < 0.85 else [result]
+
+    def unserved(self, item: object) -> object | None:
+        blocks = _dict(item)["content"]
+        at = [
+            i
+            for i, b in enumerate(blocks if isinstance(blocks, list) else ())
+            if isinstance(b, dict) and str(b.get("type")).endswith("_tool_result") and b.get("type") != "tool_result"
+        ]
+        if not at:
+            return None
+        gone = self.rng.choice(at)
+        return {**_dict(item), "content": [b for i, b in enumerate(blocks) if i != gone]}
 
     def block(self, call_id: str) -> dict[str, object]:
         close = self.rng.random() < 0.15
@@ -258,6 +300,12 @@ class _Anthropic(_Maker):
                 "content": [{"type": "tool_result", "tool_use_id": self.call_id(), "content": bad}],
             },
             lambda: {"role": "assistant", "content": [bad]},
+            lambda: {"role": "assistant", "content": [{"type": "server_tool_use", "id": bad, "name": "web_search"}]},
+            lambda: {"role": "assistant", "content": [{"type": "mcp_tool_use", "id": self.marker("m"), "name": bad}]},
+            lambda: {
+                "role": "assistant",
+                "content": [{"type": "web_search_tool_result", "tool_use_id": bad, "content": []}],
+            },
             lambda: self.nested(self.result(self.call_id())),
             lambda: {
                 "role": "user",
@@ -815,8 +863,13 @@ def _put(make: _Maker, items: list[object], fault: Fault) -> bool:
             calls: list[object] = []
             items += make.answer(calls)
             return bool(calls)
-        case "chunked_answer" | "dropped_signature" | "nested_result":
-            hook = {"chunked_answer": make.chunked, "dropped_signature": make.unsigned, "nested_result": make.nested}
+        case "chunked_answer" | "dropped_signature" | "nested_result" | "open_server_use":
+            hook = {
+                "chunked_answer": make.chunked,
+                "dropped_signature": make.unsigned,
+                "nested_result": make.nested,
+                "open_server_use": make.unserved,
+            }
             where = results if fault == "nested_result" else answers
             done = [(i, hook[fault](items[i])) for i in where]
             done = [(i, d) for i, d in done if d is not None]

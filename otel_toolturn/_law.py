@@ -45,11 +45,16 @@ For every assistant message (Responses: every run of call items) that carries to
       signature gets the provider's placeholder, ``placeholder_signature``; text that stood after the
       function responses of its content goes ahead of them, ``text_after_results``; Responses: a call
       or output item whose ``id`` repeats an earlier item's is sent without that optional ``id``,
-      ``duplicate_item_id``; none lossy). The Gemini forms read one content or one call step alone,
-      and ``duplicate_item_id`` the items before it (the first use keeps its id), so none can change
-      once the model has answered. Gemini also needs a turn's results in ONE content: a result that
-      opens a later content than the results right before it is not in place, and is moved up
-      (``late_result``).
+      ``duplicate_item_id``; none lossy; Anthropic: a server or MCP tool use with no result block in
+      its assistant turn once another message follows gets the tool's error result right after it,
+      ``missing_result``, and a server or MCP result with no use before it in its turn is left out,
+      ``orphan_result``, lossy — see ``lanes._anthropic_server``). The Gemini forms read one content
+      or one call step alone, ``duplicate_item_id`` the items before it (the first use keeps its
+      id), and the Anthropic server forms the assistant turn up to the next message of another role,
+      so none can change once the model has answered (a ``pause_turn`` response left open at the end
+      is answered by its continuation, in the same turn). Gemini also needs a turn's results in ONE
+      content: a result that opens a later content than the results right before it is not in
+      place, and is moved up (``late_result``).
 
 Responses accepts an output anywhere after its call, so there nothing moves: a run's window is what
 stands after it up to the next item the model produced, as in the other lanes; a call's first output
@@ -85,7 +90,8 @@ run began, by object identity. A ``missing_result`` on one of them is marked ``b
 Order in a batch: results already in place keep their recorded order; moved-up results, then
 synthetic closes, follow in call order. Repairs are reported per turn in transcript order (forms in
 the order of ``_TURN_FORM_ORDER``), then one ``orphan_result`` for the whole view, then one repair
-per form of (v) and of the units (vi) marks.
+per form and kind of (v) and of the units (vi) marks (those of units left out first). A unit left out
+stays a boundary: what stood before it is written as it was.
 
 What it deliberately does not do: repair what the lane's provider accepts (a list ``validate``
 passes comes back as the very same object, with no repairs); look at tool names; change a block
@@ -120,6 +126,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     LaneAdapter,
+    Mark,
     Turn,
     View,
 )
@@ -141,6 +148,7 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "unanswerable_call",
     "late_result_in_place",
     "duplicate_result_in_place",
+    "orphan_result",
 )
 
 
@@ -267,8 +275,9 @@ class _Restoration:
         self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
-        for mark in [*view.refused.values(), *view.marks.values()]:
-            self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
+        for marked in [*view.refused.values(), *view.marks.values()]:
+            for mark in (marked,) if isinstance(marked, Mark) else marked:
+                self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
         self.apart = view.apart
         self.after: dict[int, list[_Piece]] = {}
         """What is written right after a unit: a turn's rewritten batch (results-in-place lanes), or the closes
@@ -483,7 +492,11 @@ class _Restoration:
         for index in sorted(self.forms):
             forms = self.forms[index]
             turn = self.units[index]
-            before = prior is not None and isinstance(turn, Turn) and any(id(item) in prior for item in turn.items)
+            before = (
+                prior is not None
+                and isinstance(turn, Turn)
+                and any(id(item) in prior for item in messages[turn.position : turn.position + len(turn.items)])
+            )
             repairs.extend(
                 ToolTurnRepair(
                     form=form,
@@ -521,6 +534,8 @@ class _Restoration:
         for index, kind in enumerate(kinds):
             pieces = at.get(index) if at else None
             if pieces is not None:
+                if not pieces and kind in (OTHER, REPLY):
+                    out.breaks.add(len(items))
                 for piece_kind, item, source in pieces:
                     items.append(item)
                     item_kinds.append(piece_kind)

@@ -150,7 +150,9 @@ class Turn:
     marks: tuple[Mark, ...] = ()
     """What the lane restores on the turn's own items (Gemini:
     ``placeholder_signature``, by ``write_turn``; Responses: ``duplicate_item_id``, a call item already
-    read without its repeated ``id`` in ``items``); a marked turn is rewritten."""
+    read without its repeated ``id`` in ``items``; Anthropic: ``missing_result`` and ``orphan_result`` of
+    server tool and MCP blocks, the message already read with them restored in ``items``); a marked turn
+    is rewritten."""
 
 
 OTHER: Final = 0
@@ -205,10 +207,12 @@ class View:
     refused: dict[int, Mark] = dataclasses.field(default_factory=dict)
     """Units the wire cannot hold where they stand and no rule places (Responses: a repeated item id, reasoning
     with nothing to belong to): the form they are left out under, and the id to report."""
-    marks: dict[int, Mark] = dataclasses.field(default_factory=dict)
+    marks: dict[int, Mark | tuple[Mark, ...]] = dataclasses.field(default_factory=dict)
     """Units kept where they stand that the lane restores (Gemini: text that stood after the responses of its
     content, ``text_after_results``, laid out anew by ``write``; Responses: an output item read without its
-    repeated ``id``, ``duplicate_item_id``): the form they are reported under, and the id to report."""
+    repeated ``id``, ``duplicate_item_id``; Anthropic: an assistant message without client calls, read with
+    its open server tool uses closed and its orphan server results left out): the form they are reported
+    under, and the id to report — one mark, or one per id restored on the unit."""
     apart: set[int] = dataclasses.field(default_factory=set)
     """Results that open a later wire message than the results right before them, where the lane needs a
     turn's results in one message (Gemini): they are not in place, so they are moved up beside the others."""
@@ -225,6 +229,10 @@ class Emitted:
     items: list[object] = dataclasses.field(default_factory=list)
     kinds: list[int] = dataclasses.field(default_factory=list)
     sources: list[object] = dataclasses.field(default_factory=list)
+    breaks: set[int] = dataclasses.field(default_factory=set)
+    """Where a unit the law left out (``View.refused``) stood: the index in ``items`` of what followed it. A lane
+    that regroups result and part runs into messages does not join runs across one, so what stands before it
+    is written as it was before the unit was there."""
 
 
 class LaneAdapter(Protocol):

@@ -23,6 +23,8 @@ PROVIDER_WORDS = {
     "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'": 1,
     "No tool call found for function call output with call_id": 1,
     "Invalid `signature` in `thinking` block. The block is bound to a different conversation.": 1,
+    "tool use with id `srvtoolu_": 1,
+    "was found without a corresponding `web_search_tool_result` block": 1,
     "Please ensure that the number of function response parts is equal to the number of function call parts": 1,
 }
 """The provider's words each refusal before ``init`` shows, and how many stories end in them."""
@@ -139,7 +141,7 @@ raise SystemExit(main(["demo", "--telemetry", "none"]))
 @pytest.mark.parametrize(
     ("blocked", "played", "line"),
     [
-        ("google.genai", 7, "the stories of google-genai, not installed here (pip install 'otel-toolturn[gemini]')"),
+        ("google.genai", 8, "the stories of google-genai, not installed here (pip install 'otel-toolturn[gemini]')"),
         ("anthropic", 4, "the stories of anthropic, not installed here (pip install 'otel-toolturn[anthropic]')"),
         (
             "anthropic,openai",

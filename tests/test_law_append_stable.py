@@ -15,8 +15,9 @@ import pytest
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT
-from tests.transcripts import A, Event, R, U, build, c, gemini, t, th
+from tests.transcripts import A, Event, R, U, build, c, gemini, mr, mu, sr, su, t, th
 
+ANTHROPIC: Lane = "anthropic.messages"
 RESPONSES: Lane = "openai.responses"
 GEMINI: Lane = "gemini.generate_content"
 
@@ -124,3 +125,21 @@ def test_gemini_a_signed_answer_of_calls_opens_its_own_step() -> None:
     asked: list[Event] = [U("go"), A(c("a"))]
     answered: list[Event] = [*asked, A(c("b", "g"))]
     _each_request_heads_the_next(GEMINI, [gemini(asked), gemini(answered)])
+
+
+def test_anthropic_a_pause_turn_continuation_keeps_the_request_the_model_answered() -> None:
+    """Anthropic: a paused turn sent back, its continuation, an interrupted search: each request heads the next."""
+    paused: list[Event] = [U("go"), A(t("searching"), su("s1"))]
+    continued: list[Event] = [*paused, A(sr("s1"), t("found"), su("s2")), U("stop there")]
+    answered: list[Event] = [*continued, A(t("stopped")), U("thanks")]
+    requests = [build(ANTHROPIC, events) for events in (paused, continued, answered)]
+    _each_request_heads_the_next(ANTHROPIC, requests)
+    assert ensure_tool_turn_invariants(requests[0], lane=ANTHROPIC).messages is requests[0]
+    assert json.dumps(_view(ANTHROPIC, requests[1])[2]).count("web_search_tool_result_error") == 1, "s2 closed"
+
+
+def test_anthropic_an_mcp_use_closed_in_its_turn_stays_closed_there() -> None:
+    """Anthropic: an MCP use the user interrupted is closed in its own message, and later requests keep it so."""
+    asked: list[Event] = [U("go"), A(mu("m1"), c("c1")), R("c1"), U("never mind")]
+    answered: list[Event] = [*asked, A(t("ok")), U("more"), A(mu("m2"), mr("m2"), t("done"))]
+    _each_request_heads_the_next(ANTHROPIC, [build(ANTHROPIC, asked), build(ANTHROPIC, answered)])

@@ -16,7 +16,7 @@ from otel_toolturn import (
     ensure_tool_turn_invariants,
     validate,
 )
-from tests.transcripts import A, Event, L, R, Rx, S, U, build, c, t, th
+from tests.transcripts import A, Event, L, R, Rx, S, U, build, c, mr, mu, sr, su, t, th
 
 ANTHROPIC: Lane = "anthropic.messages"
 CHAT: Lane = "openai.chat_completions"
@@ -389,3 +389,190 @@ def test_responses_outputs_of_a_closed_run_recorded_late_and_twice_come_back_a_f
     assert validate(once.messages, lane="openai.responses") == []
     assert list(twice.messages) == list(once.messages)
     assert twice.repairs == ()
+
+
+# --- Anthropic server tools and MCP blocks -------------------------------------------------------------
+
+SERVER_CLOSE = {"type": "web_search_tool_result_error", "error_code": "unavailable"}
+
+
+def _server(events: list[Event]) -> tuple[list[object], tuple[ToolTurnRepair, ...], list[object]]:
+    """The Anthropic wire list of ``events``, and its view's repairs and messages (which validate)."""
+    given = build(ANTHROPIC, events)
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert validate(view.messages, lane=ANTHROPIC) == []
+    return given, view.repairs, list(view.messages)
+
+
+def test_an_open_server_tool_use_before_the_user_speaks_is_closed_in_its_own_turn() -> None:
+    """A web search with no result, then a user message: its error result is written right after the use."""
+    given, repairs, out = _server([U("q"), A(t("let me look"), su("s1"), t("a")), U("more")])
+    assert repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("s1",), call_kind="server_tool"),)
+    assert not any(r.lossy for r in repairs)
+    assert out[1] == {
+        "role": "assistant",
+        "content": [
+            *given[1]["content"][:2],  # type: ignore[index]
+            {"type": "web_search_tool_result", "tool_use_id": "s1", "content": SERVER_CLOSE},
+            given[1]["content"][2],  # type: ignore[index]
+        ],
+    }
+    assert out[0] is given[0]
+    assert out[2] is given[2]
+
+
+def test_an_open_mcp_tool_use_is_closed_with_an_interrupted_error_result() -> None:
+    """An MCP tool use with no result before the user speaks: ``is_error`` with the interrupted text, kind ``mcp``."""
+    _, repairs, out = _server([U("q"), A(mu("m1")), U("more")])
+    assert repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("m1",), call_kind="mcp"),)
+    assert out[1]["content"][1] == {  # type: ignore[index]
+        "type": "mcp_tool_result",
+        "tool_use_id": "m1",
+        "is_error": True,
+        "content": INTERRUPTED_RESULT_TEXT,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "result"),
+    [
+        ("code_execution", "code_execution_tool_result"),
+        ("bash_code_execution", "bash_code_execution_tool_result"),
+        ("text_editor_code_execution", "text_editor_code_execution_tool_result"),
+        ("tool_search_tool_regex", "tool_search_tool_result"),
+        ("tool_search_tool_bm25", "tool_search_tool_result"),
+        ("web_fetch", "web_fetch_tool_result"),
+    ],
+)
+def test_each_server_tool_is_closed_by_its_own_error_result(name: str, result: str) -> None:
+    """Every server tool the SDK lists gets its own result block type, with the ``unavailable`` error shape."""
+    _, _, out = _server([U("q"), A(su("s1", name)), U("more")])
+    close = {"type": result, "tool_use_id": "s1", "content": {"type": f"{result}_error", "error_code": "unavailable"}}
+    assert out[1]["content"][1] == close  # type: ignore[index]
+
+
+def test_an_open_server_tool_use_beside_client_calls_is_closed_ahead_of_them() -> None:
+    """A turn with client calls is followed by their results, so an open server use there is closed in the message."""
+    given, repairs, out = _server([U("q"), A(su("s1"), c("c1")), R("c1")])
+    assert [(r.form, r.tool_call_ids, r.call_kind) for r in repairs] == [("missing_result", ("s1",), "server_tool")]
+    assert [block["type"] for block in out[1]["content"]] == ["server_tool_use", "web_search_tool_result", "tool_use"]  # type: ignore[index]
+    assert out[2] is given[2]
+
+
+def test_a_pause_turn_response_sent_back_is_untouched() -> None:
+    """The run that ends the list may hold an open use: a ``pause_turn`` response sent back to be continued."""
+    given = build(ANTHROPIC, [U("q"), A(t("searching"), su("s1"))])
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert view.messages is given
+    assert view.repairs == ()
+
+
+def test_a_pause_turn_continuation_answers_the_use_in_the_merged_turn() -> None:
+    """The paused message, then the continuation holding the result as another assistant message: one valid turn."""
+    given = build(ANTHROPIC, [U("q"), A(su("s1")), A(sr("s1"), t("found it")), U("thanks")])
+    assert validate(given, lane=ANTHROPIC) == []
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert view.messages is given
+    assert view.repairs == ()
+
+
+def test_an_orphan_server_result_is_left_out_and_reported_lossy() -> None:
+    """A result block whose use was trimmed away is left out; a message it leaves empty is left out too.
+
+    Reported as the law orders unit repairs: a message left out first, then what was restored inside one.
+    """
+    given, repairs, out = _server([U("q"), A(sr("s9"), t("a")), U("more"), A(mr("m9")), U("again")])
+    assert [(r.form, r.tool_call_ids, r.call_kind, r.lossy) for r in repairs] == [
+        ("orphan_result", ("m9",), "mcp", True),
+        ("orphan_result", ("s9",), "server_tool", True),
+    ]
+    assert out == [given[0], {"role": "assistant", "content": [{"type": "text", "text": "a"}]}, given[2], given[4]]
+
+
+def test_a_server_result_ahead_of_its_use_is_an_orphan_and_the_use_open() -> None:
+    """Order counts: a result before its use answers nothing (left out), and the use after it is closed."""
+    _, repairs, out = _server([U("q"), A(sr("s1"), su("s1")), U("more")])
+    assert [(r.form, r.call_kind) for r in repairs] == [
+        ("orphan_result", "server_tool"),
+        ("missing_result", "server_tool"),
+    ]
+    assert [block["type"] for block in out[1]["content"]] == ["server_tool_use", "web_search_tool_result"]  # type: ignore[index]
+
+
+def test_a_server_result_after_a_client_call_turn_answers_nothing() -> None:
+    """A message with client calls ends the run (their results follow it): a result in the next message is an orphan."""
+    _, repairs, _ = _server([U("q"), A(su("s1"), c("c1")), A(sr("s1"), t("a")), U("more")])
+    forms = {(r.form, r.call_kind) for r in repairs}
+    assert {("missing_result", "server_tool"), ("orphan_result", "server_tool")} <= forms
+
+
+def test_a_second_result_for_one_server_tool_use_stays_as_sent() -> None:
+    """A second result block for an answered use answers a use too: left as it is (the README's Limitations)."""
+    given = build(ANTHROPIC, [U("q"), A(su("s1"), sr("s1", "<a>"), sr("s1", "<b>")), U("more")])
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert view.messages is given
+
+
+def test_every_server_and_mcp_kind_answered_is_the_very_same_list() -> None:
+    """Every server tool and an MCP tool, each answered in its turn, beside client calls: the same list, no repair."""
+    names = ["web_search", "web_fetch", "code_execution", "bash_code_execution", "text_editor_code_execution"]
+    names += ["tool_search_tool_regex", "tool_search_tool_bm25"]
+    blocks = [block for n, name in enumerate(names) for block in (su(f"s{n}", name), sr(f"s{n}", name=name))]
+    events: list[Event] = [U("q"), A(t("a"), *blocks, mu("m1"), mr("m1"), c("c1")), R("c1"), A(t("done")), U("ok")]
+    given = build(ANTHROPIC, events)
+    assert validate(given, lane=ANTHROPIC) == []
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert view.messages is given
+    assert view.repairs == ()
+
+
+def test_validate_reports_an_open_server_tool_use_in_the_apis_words() -> None:
+    """The API's words for a server tool use left without its result (AnswerDotAI/lisette#108, 2026-02).
+
+    ``messages.33: `web_search` tool use with id `srvtoolu_01…` was found without a corresponding
+    `web_search_tool_result` block``; the MCP wording is modelled on it (no public report found).
+    """
+    given = build(ANTHROPIC, [U("q"), A(su("srvtoolu_01"), t("a")), U("more"), A(mu("mcptoolu_01")), U("again")])
+    assert [v.message for v in validate(given, lane=ANTHROPIC)] == [
+        (
+            "messages.1: `web_search` tool use with id `srvtoolu_01` was found without a corresponding "
+            "`web_search_tool_result` block"
+        ),
+        "messages.3: `lookup` tool use with id `mcptoolu_01` was found without a corresponding `mcp_tool_result` block",
+    ]
+
+
+def test_validate_reports_an_orphan_server_result_in_the_apis_words() -> None:
+    """The API's words for a server result with no use before it (anthropics/claude-code#80439, 2026-07).
+
+    ``messages.25.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: srvtoolu_….
+    Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it.``
+    """
+    given = build(ANTHROPIC, [U("q"), A(sr("srvtoolu_9", name="advisor"), t("a"))])
+    assert [v.message for v in validate(given, lane=ANTHROPIC)] == [
+        (
+            "messages.1.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: srvtoolu_9. "
+            "Each `advisor_tool_result` block must have a corresponding `server_tool_use` block before it."
+        )
+    ]
+
+
+def test_the_sdks_own_server_tool_blocks_are_read_and_closed_without_mutation() -> None:
+    """The SDK's typed ``ServerToolUseBlock`` in a stored reply is closed like a dict, the reply itself untouched."""
+    from anthropic.types import ServerToolUseBlock, TextBlock  # noqa: PLC0415 - only this test needs the SDK
+
+    use = ServerToolUseBlock(type="server_tool_use", id="srvtoolu_1", name="web_search", input={"query": "q"})
+    reply = [use, TextBlock(type="text", text="searching", citations=None)]
+    given: list[object] = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "more"},
+    ]
+    view = ensure_tool_turn_invariants(given, lane=ANTHROPIC)
+    assert validate(view.messages, lane=ANTHROPIC) == []
+    assert [(r.form, r.call_kind) for r in view.repairs] == [("missing_result", "server_tool")]
+    written = view.messages[1]["content"]  # type: ignore[index]
+    assert written[0] is use
+    assert written[1]["content"] == SERVER_CLOSE
+    assert given[1]["content"] is reply  # type: ignore[index]
+    assert len(reply) == 2

@@ -26,12 +26,30 @@ from hypothesis import strategies as st
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, CallKind, Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.lanes import openai_responses
 from tests.gemini_wire import assert_sent_whole
-from tests.transcripts import A, Block, CallBlock, Event, R, Rx, Spelling, Text, Thinking, U, build, gemini
+from tests.transcripts import (
+    A,
+    Block,
+    CallBlock,
+    Event,
+    R,
+    Rx,
+    ServerResult,
+    Spelling,
+    Text,
+    Thinking,
+    U,
+    build,
+    gemini,
+)
 
 GEMINI: Lane = "gemini.generate_content"
+ANTHROPIC: Lane = "anthropic.messages"
 
 IDS = ("c0", "c1", "c2", "c3")
 _SPELLINGS: tuple[Spelling, ...] = ("rest", "snake", "sdk")
+SERVER_IDS = ("srvtoolu_0", "srvtoolu_1", "srvtoolu_2")
+"""Anthropic server and MCP tool uses' ids: a pool of their own, shared by both kinds."""
+SERVER_NAMES = ("web_search", "web_fetch", "code_execution", "tool_search_tool_bm25")
 ITEM_IDS = (None, None, "fc_a", "fc_b")
 """Responses call items' own ids: often none, else from a pool shared by calls of any call id."""
 RESPONSES_KINDS: tuple[CallKind, ...] = (
@@ -74,10 +92,13 @@ def _answer(
     ``bare_reasoning`` (Responses): a reasoning item may stand with no item of its own after it.
     """
     blocks: list[Block] = []
+    kinds = ("t", "c", "c", "th", "s", "s") if lane == ANTHROPIC else ("t", "c", "c", "th")
     for _ in range(draw(st.integers(1, 4))):
-        block = draw(st.sampled_from(("t", "c", "c", "th")))
+        block = draw(st.sampled_from(kinds))
         n = next(counter)
-        if block == "t":
+        if block == "s":
+            blocks.extend(_server_blocks(draw, n))
+        elif block == "t":
             blocks.append(Text(f"<a{n}>"))
         elif block == "th":
             if lane == "openai.chat_completions":
@@ -96,6 +117,48 @@ def _answer(
     return A(*blocks)
 
 
+def _server_blocks(draw: st.DrawFn, n: str) -> list[Block]:
+    """Anthropic: a server or MCP tool use, its result, or both, with an id from a small pool of their own."""
+    use_id = draw(st.sampled_from(SERVER_IDS))
+    mcp = draw(st.booleans())
+    name = f"mcp{n}" if mcp else draw(st.sampled_from(SERVER_NAMES))
+    use = CallBlock(use_id, name, kind="mcp" if mcp else "server_tool")
+    result = ServerResult(f"<s{n}>", use_id, mcp, "lookup" if mcp else name)
+    shape = draw(st.sampled_from(("use", "pair", "pair", "result")))
+    return [use] if shape == "use" else [use, result] if shape == "pair" else [result]
+
+
+def _open_at_the_end(events: list[Event]) -> list[CallBlock]:
+    """Anthropic: the server and MCP uses T's last assistant run leaves open (a ``pause_turn`` response sent back).
+
+    The run is the assistant messages at the end of T; one that calls a client tool ends the run before it,
+    and when it is T's last, its results follow and nothing is left open.
+    """
+    run: list[A] = []
+    for event in reversed(events):
+        if not isinstance(event, A) or any(isinstance(b, CallBlock) and b.kind == "function" for b in event.blocks):
+            break
+        run.insert(0, event)
+    if not run or run[-1] is not events[-1]:
+        return []
+    uses: list[CallBlock] = []
+    for block in (block for message in run for block in message.blocks):
+        if isinstance(block, CallBlock):
+            uses.append(block)
+        elif isinstance(block, ServerResult):
+            uses = [u for u in uses if (u.call_id, u.kind == "mcp") != (block.call_id, block.mcp)]
+    return uses
+
+
+def _continued(events: list[Event], answer: A) -> A:
+    """Anthropic: the model's answer to a T whose last run left uses open continues it: their results come first."""
+    results = [
+        ServerResult(f"<cont{k}>", use.call_id, use.kind == "mcp", "lookup" if use.kind == "mcp" else use.name)
+        for k, use in enumerate(_open_at_the_end(events))
+    ]
+    return A(*results, *answer.blocks) if results else answer
+
+
 def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
     texts: list[str] = []
     results: list[tuple[str, str]] = []
@@ -109,6 +172,8 @@ def _payloads(events: list[Event]) -> tuple[list[str], list[tuple[str, str]], li
             for block in event.blocks:
                 if isinstance(block, CallBlock):
                     calls.append((block.call_id, block.name))
+                elif isinstance(block, ServerResult):
+                    results.append((block.call_id, block.text))
                 else:
                     texts.append(block.text)
     return texts, results, calls
@@ -206,7 +271,13 @@ def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
         if draw(st.booleans()):
             calls = [CallBlock(f"k{k}_{j}", f"tool_k{k}_{j}") for j in range(draw(st.integers(1, 2)))]
             results = [R(call.call_id, f"<o{k}_{call.call_id}>") for call in calls]
-            events += [U(f"<q{k}>"), A(Text(f"<c{k}>"), *calls), *results]
+            served: list[Block] = []
+            if lane == ANTHROPIC and draw(st.booleans()):  # a web search the server answered in the same turn
+                served = [
+                    CallBlock(f"srv_k{k}", "web_search", kind="server_tool"),
+                    ServerResult(f"<w{k}>", f"srv_k{k}"),
+                ]
+            events += [U(f"<q{k}>"), A(Text(f"<c{k}>"), *served, *calls), *results]
         else:
             events += draw(transcripts(lane, ids=(f"b{k}_0", f"b{k}_1", "shared"), tag=f"{k}_"))
     return events
@@ -273,7 +344,9 @@ def _answered(draw: st.DrawFn, lane: Lane) -> Answered:
 
         assume(not _extends_the_step(events, answer))
         return events, answer, more, make
-    merge = lane == "anthropic.messages" and draw(st.booleans())
+    merge = lane == ANTHROPIC and draw(st.booleans())
+    if lane == ANTHROPIC:
+        answer = _continued(events, answer)
     if lane == "openai.responses":
         assume(not _extends_the_run(events, answer, more))
     return events, answer, more, lambda transcript: build(lane, transcript, merge_user=merge)

@@ -1,12 +1,14 @@
 """A tiny neutral notation for transcripts, built into each lane's wire shape.
 
 The notation follows law-examples: ``U("q")`` user text, ``A(t("x"), c("c1", "f"), th("y"))`` an
-assistant message, ``R("c1", "out")`` a recorded result, ``Rx("c1")`` a recorded interrupted close,
-``S("c1")`` the synthetic interrupted result the law adds, ``L("c1", "out")`` a result the law
-delivered where it stands because the model had answered in between. ``build(lane, events)`` gives the wire
-list; a result becomes its own message (Anthropic, Chat) or item (Responses); Gemini: consecutive results
-share one user content, and ``gemini(events, spelling=..., ids=...)`` gives the snake_case dicts or the
-SDK's typed objects (or a mix of the three, one spelling per content), and calls and responses without
+assistant message (Anthropic also: ``su("s1")`` a server tool use and ``sr("s1")`` its result block,
+``mu("m1")`` / ``mr("m1")`` an MCP tool's), ``R("c1", "out")`` a recorded result, ``Rx("c1")`` a
+recorded interrupted close, ``S("c1")`` the synthetic interrupted result the law adds,
+``L("c1", "out")`` a result the law delivered where it stands because the model had answered in
+between. ``build(lane, events)`` gives the wire list; a result becomes its own message (Anthropic,
+Chat) or item (Responses); Gemini: consecutive results share one user content, and
+``gemini(events, spelling=..., ids=...)`` gives the snake_case dicts or the SDK's typed objects (or a
+mix of the three, one spelling per content), and calls and responses without
 ids (matched by name).
 """
 
@@ -20,6 +22,7 @@ from typing import Final, Literal
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, CallKind, Lane
 from otel_toolturn._view import in_place_heading
+from otel_toolturn.lanes._anthropic_server import RESULT_OF
 
 CLAUDE_CODE_CLOSE: Final = "[Tool result missing due to internal error]"
 
@@ -47,6 +50,20 @@ class CallBlock:
     """Responses: the call item's own ``id`` (default: none)."""
     kind: CallKind = "function"
     """The kind of call (a lane builds the kinds it has; ``R`` answers with the output of its call's kind)."""
+
+
+@dataclass(frozen=True)
+class ServerResult(Text):
+    """Anthropic: a server tool's result block in the assistant message (``mcp``: an MCP tool's), answering ``call_id``.
+
+    ``text`` is its payload. A server or MCP tool use is a ``CallBlock`` of kind ``server_tool`` or ``mcp``; the
+    other lanes have neither and read this block as text.
+    """
+
+    call_id: str = ""
+    mcp: bool = False
+    name: str = "web_search"
+    """The server tool it answers (its block type follows from it)."""
 
 
 Block = Text | Thinking | CallBlock
@@ -125,6 +142,26 @@ def c(
     return CallBlock(call_id, name, arguments, signed, item_id, kind)
 
 
+def su(use_id: str, name: str = "web_search", arguments: str = '{"query": "q"}') -> CallBlock:
+    """Anthropic: a server tool use."""
+    return CallBlock(use_id, name, arguments, kind="server_tool")
+
+
+def sr(use_id: str, output: str = "<found>", name: str = "web_search") -> ServerResult:
+    """Anthropic: a server tool's result block, in the assistant message."""
+    return ServerResult(output, use_id, False, name)
+
+
+def mu(use_id: str, name: str = "lookup", arguments: str = "{}") -> CallBlock:
+    """Anthropic: an MCP tool use."""
+    return CallBlock(use_id, name, arguments, kind="mcp")
+
+
+def mr(use_id: str, output: str = "<found>") -> ServerResult:
+    """Anthropic: an MCP tool's result block, in the assistant message."""
+    return ServerResult(output, use_id, True, "lookup")
+
+
 def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bool = False) -> list[object]:
     """The wire list of ``events`` in ``lane``.
 
@@ -165,14 +202,18 @@ def _anthropic(event: Event) -> dict[str, object]:
     if isinstance(event, A):
         blocks: list[object] = []
         for block in event.blocks:
-            if isinstance(block, Text):
+            if isinstance(block, ServerResult):
+                blocks.append(_anthropic_server_result(block))
+            elif isinstance(block, Text):
                 blocks.append({"type": "text", "text": block.text})
             elif isinstance(block, Thinking):
                 blocks.append({"type": "thinking", "thinking": block.text, "signature": "sig-" + block.text})
             else:
-                blocks.append(
-                    {"type": "tool_use", "id": block.call_id, "name": block.name, "input": json.loads(block.arguments)}
-                )
+                use = _USE_TYPES.get(block.kind, "tool_use")
+                call = {"type": use, "id": block.call_id, "name": block.name, "input": json.loads(block.arguments)}
+                if use == "mcp_tool_use":
+                    call["server_name"] = "docs"
+                blocks.append(call)
         return {"role": "assistant", "content": blocks}
     result: dict[str, object]
     if isinstance(event, R):
@@ -189,6 +230,30 @@ def _anthropic(event: Event) -> dict[str, object]:
             "is_error": True,
         }
     return {"role": "user", "content": [result]}
+
+
+_USE_TYPES: Final[dict[str, str]] = {"server_tool": "server_tool_use", "mcp": "mcp_tool_use"}
+
+
+def _anthropic_server_result(block: ServerResult) -> dict[str, object]:
+    """The result block of a server tool (web search results, or an execution result) or of an MCP tool."""
+    if block.mcp:
+        return {"type": "mcp_tool_result", "tool_use_id": block.call_id, "is_error": False, "content": block.text}
+    kind = RESULT_OF.get(block.name, f"{block.name}_tool_result")
+    content: object
+    if block.name == "web_search":
+        content = [
+            {"type": "web_search_result", "title": block.text, "url": "https://example.com/", "encrypted_content": "e"}
+        ]
+    else:
+        content = {
+            "type": kind.removesuffix("_tool_result") + "_result",
+            "stdout": block.text,
+            "stderr": "",
+            "return_code": 0,
+            "content": [],
+        }
+    return {"type": kind, "tool_use_id": block.call_id, "content": content}
 
 
 def _chat(event: Event) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """The Anthropic stories.
 
-Interrupted parallel calls, text after a ``tool_use``, a repeated call, and a preserved-thinking
-model whose tool result arrives after it answered.
+Interrupted parallel calls, text after a ``tool_use``, a repeated call, a paused web search the
+user moved on from, and a preserved-thinking model whose tool result arrives after it answered.
 """
 
 from __future__ import annotations
@@ -199,6 +199,32 @@ def result_after_answer(agent: Agent[anthropic.Anthropic]) -> None:
     agent.send("the suite's result lands late", ask(history), answer=CARRY_ON)
 
 
+def paused_web_search(agent: Agent[anthropic.Anthropic]) -> None:
+    """The server pauses a web search (``pause_turn``); the user asks something else instead of continuing."""
+    history: list[MessageParam] = [{"role": "user", "content": "What changed in the latest httpx release?"}]
+    tools: list[anthropic.types.ToolUnionParam] = [*TOOLS, {"type": "web_search_20250305", "name": "web_search"}]
+    reply: list[Message] = []
+
+    def ask() -> str:
+        reply.append(agent.client.messages.create(model=MODEL, max_tokens=512, messages=history, tools=tools))
+        return f"a web search, stop reason {reply[0].stop_reason}"
+
+    search = ScriptedTurn(
+        text="Searching the web.", server_calls=scripted_calls(("web_search", {"query": "httpx release notes"}))
+    )
+    if not agent.send("the server pauses a web search", ask, answer=search):
+        return
+    history += [
+        {"role": "assistant", "content": reply[0].content},
+        {"role": "user", "content": "Never mind, just summarise the README."},
+    ]
+
+    def moved_on() -> str:
+        return _said(agent.client.messages.create(model=MODEL, max_tokens=512, messages=history, tools=tools))
+
+    agent.send("the user asks something else", moved_on, answer=CARRY_ON)
+
+
 def _with_cache(reply: Message) -> str:
     """A reply's account with the provider's cache figures: prompt tokens read from cache, of all."""
     usage = reply.usage
@@ -225,6 +251,7 @@ SDK: Final = DemoSdk(
         Story(title="interrupted parallel calls", lane="anthropic", play=interrupted_parallel_calls),
         Story(title="text after a tool_use", lane="anthropic", play=text_after_tool_use),
         Story(title="a repeated call", lane="anthropic", play=repeated_call),
+        Story(title="a paused web search the user moved on from", lane="anthropic", play=paused_web_search),
         Story(
             title="a preserved-thinking model: a tool's result arrives after the model answered",
             lane="anthropic",

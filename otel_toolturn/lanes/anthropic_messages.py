@@ -1,11 +1,17 @@
 """The Anthropic Messages lane: ``messages`` of ``{role, content: str | [blocks]}``.
 
 Calls are ``tool_use`` blocks of an assistant message; results are ``tool_result`` blocks of a user
-message, which must lead it (text that shared the message follows them). Server tools
-(``server_tool_use``, ``mcp_tool_use`` and their ``*_tool_result`` blocks) are answered by the
-server: they are not client calls. Ids must be unique in the whole request and match
-``^[a-zA-Z0-9_-]+$``. The API combines consecutive messages of one role before its rules apply;
-``validate`` does the same.
+message, which must lead it (text that shared the message follows them). Ids must be unique in the
+whole request and match ``^[a-zA-Z0-9_-]+$``. The API combines consecutive messages of one role
+before its rules apply; ``validate`` does the same.
+
+Server tools (``server_tool_use``) and MCP tools (``mcp_tool_use``) are not client calls: the server
+answers them in the same assistant turn with their result blocks (``lanes._anthropic_server``). An
+assistant message holding one is read with its open uses closed and its orphan results left out, as
+that module states, and marked: a message with client calls is a ``Turn`` whose ``marks`` say so and
+whose ``items`` hold the message as restored; any other is a reply kept where it stands, restored, in
+``View.marks`` — or, left empty, in ``View.refused``. A message with no server block costs one lookup
+per block.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    Mark,
     Turn,
     View,
     Violation,
@@ -32,6 +39,8 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes._anthropic_server import PLAIN, restore, served
+from otel_toolturn.lanes._anthropic_server import violations as server_violations
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -93,6 +102,7 @@ class AnthropicMessages:
                     ids: list[str] = []
                     uses: list[object] = []
                     trailing = False
+                    server_blocks: list[object] | None = None
                     for block in content:
                         if type(block) is dict:
                             kind, call_id = block.get("type"), block.get("id")
@@ -103,18 +113,39 @@ class AnthropicMessages:
                                 call_id = call_id_of(block, "id", position, "tool_use block")
                             ids.append(call_id)
                             uses.append(block)
-                        elif ids:
+                            continue
+                        if ids:
                             trailing = True
+                        if type(kind) is str and kind not in PLAIN and served(kind):
+                            if server_blocks is None:
+                                server_blocks = []
+                            server_blocks.append(block)
+                    marks: tuple[Mark, ...] = ()
+                    if server_blocks is not None:
+                        restored = restore(messages, position, content, server_blocks, calls_client=bool(ids))
+                        if restored is not None:
+                            blocks, marks = restored
+                            message = _with_blocks(message, position, blocks)
                     if ids:
-                        end = 0 if trailing or position in full else _answered(messages, position + 1, ids)
+                        end = 0 if trailing or marks or position in full else _answered(messages, position + 1, ids)
                         if end:
                             units.append(Clean(position, ids, messages[position:end]))
                             kinds.append(CLEAN)
                             position = end
                             continue
                         calls = [Call(call_id, block) for call_id, block in zip(ids, uses, strict=True)]
-                        units.append(Turn(position, calls, (message,), trailing))
+                        units.append(Turn(position, calls, (message,), trailing, marks))
                         kinds.append(TURN)
+                        position += 1
+                        continue
+                    if marks:
+                        if not _block_list(message):
+                            view.refused[len(units)] = marks[0]
+                            marks = marks[1:]
+                        if marks:
+                            view.marks[len(units)] = marks
+                        units.append(message)
+                        kinds.append(REPLY)
                         position += 1
                         continue
                 elif role == "user" and _read_results(message, content, view):
@@ -167,7 +198,7 @@ class AnthropicMessages:
         return derive_id(call_id, taken, pattern_safe=True, limit=64)
 
     def call_kind(self, call: object) -> CallKind:
-        """A ``tool_use`` block is a function call (server tools are read apart)."""
+        """A ``tool_use`` block is a function call (server and MCP tool uses are read apart, marked with their kind)."""
         del call  # one kind of call
         return "function"
 
@@ -202,11 +233,15 @@ class AnthropicMessages:
         """Whole messages as they are; result and part runs regrouped into user messages.
 
         A run of units that is exactly one original message's blocks, in order, is that message
-        object; anything else becomes a new user message, results first.
+        object; anything else becomes a new user message, results first. A run ends where a message
+        the law left out stood.
         """
         wire: list[object] = []
         run: list[tuple[int, object, object]] = []
-        for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
+        breaks = out.breaks
+        for index, (item, kind, source) in enumerate(zip(out.items, out.kinds, out.sources, strict=True)):
+            if breaks and run and index in breaks:
+                _flush(run, wire)
             if kind == OTHER:
                 if run:
                     _flush(run, wire)
@@ -220,6 +255,13 @@ class AnthropicMessages:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
+
+
+def _with_blocks(message: object, position: int, blocks: list[object]) -> object:
+    """A copy of the message holding ``blocks``."""
+    if type(message) is dict:
+        return {**message, "content": blocks}
+    return replace(message, position, content=blocks)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
@@ -369,7 +411,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
     seen_ids: set[str] = set()
     expected: list[str] = []
     expected_at = 0
-    for role, blocks in turns:
+    for number, (role, blocks) in enumerate(turns):
         if role == "user":
             answered: list[str] = []
             leading = True
@@ -418,6 +460,8 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             violations.append(_missing(expected_at, expected))
         expected = []
         calling = False
+        last = number == len(turns) - 1 and all(_type(block) != "tool_use" for _, _, block in blocks)
+        violations.extend(server_violations(blocks, last=last))
         for pos, index, block in blocks:
             kind = _type(block)
             if kind == "tool_use":

@@ -1,8 +1,9 @@
 """Anthropic Messages as the simulator speaks it (``POST /v1/messages``).
 
 Plain reply: a ``message`` with, when the request enables thinking, a signed ``thinking`` block
-first (``_binding``; its text says what the turn does), a text block (when the turn has text) and
-one ``tool_use`` block per call; ``stop_reason`` ``tool_use``, ``end_turn``, or ``max_tokens`` when
+first (``_binding``; its text says what the turn does), a text block (when the turn has text), one
+``server_tool_use`` block per server call (left open: ``stop_reason`` ``pause_turn``) and one
+``tool_use`` block per call; ``stop_reason`` ``tool_use``, ``end_turn``, or ``max_tokens`` when
 the arguments were cut (the cut call and those after it are left out: Anthropic's arguments are an
 object, not text). ``usage``: ``cache_read_input_tokens`` the prompt's cached tokens (``_cache``),
 ``input_tokens`` the uncached rest, ``cache_creation_input_tokens`` 0 (the simulator takes no
@@ -62,6 +63,15 @@ def reply_body(
         content.append({"type": "thinking", "thinking": thinking_text(turn), "signature": signature})
     if turn.text:
         content.append({"type": "text", "text": turn.text})
+    content.extend(
+        {
+            "type": "server_tool_use",
+            "id": call.call_id or new_id("srvtoolu_"),
+            "name": call.name,
+            "input": dict(call.arguments),
+        }
+        for call in turn.server_calls
+    )
     if not cut:
         content.extend(
             {
@@ -73,6 +83,8 @@ def reply_body(
             for call in turn.calls
         )
     stop_reason = "max_tokens" if cut else ("tool_use" if turn.calls else "end_turn")
+    if turn.server_calls and not turn.calls:
+        stop_reason = "pause_turn"
     return {
         "id": reply_id,
         "type": "message",
@@ -151,7 +163,7 @@ def _blocks(reply: Mapping[str, object]) -> list[Mapping[str, object]]:
 
 def _block_frames(index: int, block: Mapping[str, object]) -> list[Frame]:
     """``content_block_start``, the deltas and ``content_block_stop`` of one block."""
-    if block.get("type") == "tool_use":
+    if block.get("type") in ("tool_use", "server_tool_use"):
         opened = {**block, "input": {}}
         args = json.dumps(block.get("input", {}))
         deltas = [

@@ -58,10 +58,14 @@ class ScriptedTurn:
     """One reply of the simulated model.
 
     ``model=None`` echoes the requested model; any other name is a model substitution.
+    ``server_calls``: tools the provider's server runs (Anthropic: ``server_tool_use`` blocks, e.g.
+    ``web_search``), left open by a ``pause_turn`` reply for the caller to send back; the other
+    lanes have no such calls and ignore them.
     """
 
     text: str = ""
     calls: tuple[ScriptedCall, ...] = ()
+    server_calls: tuple[ScriptedCall, ...] = ()
     model: str | None = None
     misbehaviours: tuple[Misbehaviour, ...] = ()
 
@@ -69,7 +73,7 @@ class ScriptedTurn:
         unknown = [m for m in self.misbehaviours if m not in MISBEHAVIOURS]
         if unknown:
             raise ValueError(f"unknown misbehaviour(s) {unknown!r}; expected some of {MISBEHAVIOURS!r}")
-        if not self.text and not self.calls:
+        if not self.text and not self.calls and not self.server_calls:
             raise ValueError("a scripted turn needs text, calls or both; got neither")
         for needs_calls in ("cut_arguments", "malformed_call"):
             if needs_calls in self.misbehaviours and not self.calls:

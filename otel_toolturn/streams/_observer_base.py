@@ -92,8 +92,13 @@ class ObserverBase:
         cap_stop: bool,
         torn: bool,
         withheld_calls: int = 0,
+        server_open: tuple[str, ...] = (),
     ) -> StreamReport:
-        """The report of everything fed so far, from the lane's calls, endings, cap stop and withheld calls."""
+        """The report of everything fed so far, from the lane's calls, endings, cap stop and withheld calls.
+
+        ``server_open``: the ids of the calls the server runs (Anthropic server and MCP tools) that the
+        stream left open, each counted as an open cut call.
+        """
         return settle(
             slots=slots,
             closed_of=closed_of,
@@ -112,4 +117,5 @@ class ObserverBase:
             frames_unread=self._unread,
             events=self._events,
             withheld_calls=withheld_calls,
+            server_open=server_open,
         )

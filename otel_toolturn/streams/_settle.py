@@ -36,11 +36,14 @@ def settle(
     frames_unread: int,
     events: int,
     withheld_calls: int = 0,
+    server_open: tuple[str, ...] = (),
 ) -> StreamReport:
     """Judge every slot (in choice, then index order) and build the report; never alters a slot.
 
     ``withheld_calls``: calls the provider said the model made but it withheld as unreadable
     (Gemini's ``MALFORMED_FUNCTION_CALL``), counted as ``truncated`` drops without ids.
+    ``server_open``: the ids of calls the server runs (Anthropic server and MCP tools) that the stream
+    left open, counted as ``truncated`` drops no frame closed, like an open function call.
     """
     calls: list[StreamedCall] = []
     cut: list[str] = []
@@ -61,6 +64,12 @@ def settle(
         else:
             unnamed_count += 1
             unnamed.extend(verdict.call_ids)
+    for use_id in server_open:
+        truncated_count += 1
+        open_count += 1
+        if use_id:
+            cut.append(use_id)
+            open_cut.append(use_id)
     drops: list[StreamDrop] = []
     if truncated_count:
         drops.append(StreamDrop(cause="truncated", count=truncated_count, call_ids=tuple(cut)))

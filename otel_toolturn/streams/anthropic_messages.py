@@ -7,9 +7,13 @@ alters it. What it reads:
 - ``message_start``: response id, model (``note_response_model``), usage, and the message's
   ``input_transformations`` (what the provider changed in the request, e.g. thinking blocks it
   dropped: ``input_transformations_of``);
-- ``content_block_start`` of type ``tool_use``: a call slot (``server_tool_use`` and other
-  server-side blocks are not client calls; a second start at the same index does not erase the
-  first call, which is judged like any other); ``text_delta``: the repetition poll;
+- ``content_block_start`` of type ``tool_use``: a call slot (a second start at the same index does
+  not erase the first call, which is judged like any other); of type ``server_tool_use`` or
+  ``mcp_tool_use``: a call the server runs, not a client call, open until a result block
+  (``web_search_tool_result``, …, ``mcp_tool_result``) starts with its id. A stream that ends
+  with no stop reason (torn, or an ``error``) while one is open counts it like an open function
+  call: a ``truncated`` drop naming its id, unfinished. A ``pause_turn`` stop leaves it open by
+  design (the caller sends the turn back to be continued); ``text_delta``: the repetition poll;
   ``input_json_delta``: the call's argument fragments; ``content_block_stop``: the close
   evidence for that block — the only one this lane has;
 - ``message_delta``: the stop reason (an ending), the cumulative usage and its own
@@ -27,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
+from otel_toolturn.lanes._anthropic_server import family
 from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
@@ -94,6 +99,7 @@ class AnthropicMessagesObserver(ObserverBase):
     __slots__ = (
         "_ended",
         "_replaced",
+        "_server",
         "_slots",
         "_stop",
         "_stop_closed",
@@ -104,6 +110,8 @@ class AnthropicMessagesObserver(ObserverBase):
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
         self._slots: dict[object, CallSlot] = {}
         self._replaced: list[CallSlot] = []
+        self._server: dict[str, None] = {}
+        """The ids of the server and MCP tool uses no result block has closed yet, in order."""
         self._ended = False
         self._stop: str | None = None
         self._stop_closed = False
@@ -169,7 +177,11 @@ class AnthropicMessagesObserver(ObserverBase):
 
     def _open(self, event: object) -> None:
         block = field(event, "content_block")
-        if field(block, "type") != "tool_use":
+        kind = field(block, "type")
+        if kind != "tool_use":
+            which = family(kind)
+            if which is not None:
+                self._server_block(kind, block)
             return
         index = field(event, "index")
         call_id, name, initial = field(block, "id"), field(block, "name"), field(block, "input")
@@ -184,6 +196,14 @@ class AnthropicMessagesObserver(ObserverBase):
         if replaced is not None:
             self._replaced.append(replaced)
         self._slots[index] = slot
+
+    def _server_block(self, kind: object, block: object) -> None:
+        """A server or MCP tool use opens a call the server runs; its result block closes it."""
+        if kind in ("server_tool_use", "mcp_tool_use"):
+            use_id = field(block, "id")
+            self._server[use_id if type(use_id) is str else ""] = None
+        else:
+            self._server.pop(_text(field(block, "tool_use_id")), None)
 
     def _message_start(self, event: object) -> None:
         message = field(event, "message")
@@ -215,6 +235,7 @@ class AnthropicMessagesObserver(ObserverBase):
             finish_reasons=(self._stop,) if self._stop is not None else (),
             cap_stop=self._stop == CAP_STOP,
             torn=self._ledger.decided is None,
+            server_open=tuple(self._server) if self._stop is None else (),
         )
         if not self._transformations:
             return report

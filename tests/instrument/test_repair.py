@@ -14,7 +14,7 @@ from otel_toolturn.instrument import names
 from tests.instrument.conftest import Instrument
 from tests.instrument.test_gemini import GEMINI_ONLY
 from tests.instrument.wire import MODEL, Wire
-from tests.transcripts import A, Event, R, U, build, c, t, th
+from tests.transcripts import A, Event, R, U, build, c, su, t, th
 
 CASES: Final[dict[RepairForm, list[Event]]] = {
     "trailing_text": [U("q"), A(t("a"), c("c1"), t("b")), R("c1")],
@@ -140,6 +140,19 @@ def test_clean_transcript_is_sent_as_is_and_records_no_repair(instrument: Instru
     assert wire.bodies == plain.bodies
     assert otel.events(names.EVENT_REPAIR) == []
     assert otel.total(names.REPAIRS.name) == 0
+
+
+def test_a_server_tool_use_closed_in_its_turn_is_reported_with_its_call_kind(instrument: Instrument) -> None:
+    """Anthropic: a web search left open before the user speaks is closed on the wire, reported as ``server_tool``."""
+    otel = instrument(mode="repair")
+    wire = Wire()
+    send(wire, "anthropic.messages", build("anthropic.messages", [U("q"), A(su("srvtoolu_1"), t("a")), U("more")]))
+    assert validate(wire.body()["messages"], lane="anthropic.messages") == []
+    (event,) = [e for e in otel.events(names.EVENT_REPAIR) if e]
+    assert event[names.REPAIR_FORM] == "missing_result"
+    assert event[names.REPAIR_CALL_KIND] == "server_tool"
+    assert event[names.REPAIR_TOOL_CALL_IDS] == ("srvtoolu_1",)
+    assert event[names.REPAIR_LOSSY] is False
 
 
 def test_lossy_projections_start_at_zero_for_every_lane(instrument: Instrument) -> None:

@@ -59,6 +59,34 @@ def test_anthropic_sdk_reads_plain_and_streamed_replies(sim: Simulator, a_client
         assert second.input == {"key": "beta"}
 
 
+def test_a_paused_server_tool_turn_is_read_by_the_sdk_and_refused_once_the_user_moves_on(
+    sim: Simulator, a_client: anthropic.Anthropic
+) -> None:
+    """Server calls: ``pause_turn`` with the use open (plain and streamed); sent back, then left behind a user turn.
+
+    The paused reply sent back as it is, is accepted; the same reply with a user message after it is
+    refused in the API's words.
+    """
+    paused = ScriptedTurn(text="Searching.", server_calls=(ScriptedCall(name="web_search", arguments={"query": "x"}),))
+    sim.enqueue(paused, paused)
+    messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": USER}]
+    plain = a_client.messages.create(model="claude-test", max_tokens=64, messages=messages)
+    with a_client.messages.stream(model="claude-test", max_tokens=64, messages=messages) as stream:
+        streamed = stream.get_final_message()
+    for message in (plain, streamed):
+        assert message.stop_reason == "pause_turn"
+        text, use = message.content
+        assert (text.type, use.type) == ("text", "server_tool_use")
+        assert use.type == "server_tool_use"
+        assert use.input == {"query": "x"}
+    sent_back: list[anthropic.types.MessageParam] = [*messages, {"role": "assistant", "content": plain.content}]
+    assert a_client.messages.create(model="claude-test", max_tokens=64, messages=sent_back).stop_reason
+    with pytest.raises(anthropic.BadRequestError, match="was found without a corresponding `web_search_tool_result`"):
+        a_client.messages.create(
+            model="claude-test", max_tokens=64, messages=[*sent_back, {"role": "user", "content": "never mind"}]
+        )
+
+
 def test_chat_sdk_reads_plain_and_streamed_replies_with_the_usage_chunk(
     sim: Simulator, o_client: openai.OpenAI
 ) -> None:

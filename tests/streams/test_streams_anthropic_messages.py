@@ -201,6 +201,52 @@ def test_server_tool_blocks_are_not_client_calls() -> None:
     assert (r.calls, r.drops) == ((), ())
 
 
+def _server_result(index: int, use_id: str, kind: str = "web_search_tool_result") -> Frame:
+    block = {"type": kind, "tool_use_id": use_id, "content": [] if kind != "mcp_tool_result" else "ok"}
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _server_turn(kind: str, *, answered: bool) -> list[Frame]:
+    """A server (or MCP) tool use whose arguments are whole, then its result block when ``answered``."""
+    use = a_tool_start(0, "srvtoolu_1", "web_search", kind=kind)
+    result_kind = "mcp_tool_result" if kind == "mcp_tool_use" else "web_search_tool_result"
+    frames = [a_start(), use, a_json(0, '{"query": "x"}'), a_block_stop(0)]
+    if answered:
+        frames += [_server_result(1, "srvtoolu_1", result_kind), a_block_stop(1)]
+    return frames
+
+
+@pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])
+def test_a_server_tool_use_its_result_closes_is_neither_a_call_nor_a_drop(kind: str) -> None:
+    """A server or MCP tool use answered by its result block in the stream: no client call, no drop."""
+    r = raw_report(LANE, [*_server_turn(kind, answered=True), a_delta("end_turn"), a_stop()])
+    assert (r.calls, r.drops, r.unfinished, r.torn) == ((), (), None, False)
+
+
+@pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])
+def test_a_torn_stream_that_leaves_a_server_tool_use_open_counts_it_like_an_open_call(kind: str) -> None:
+    """Torn (or ended by an error) with a server or MCP use no result block closed: a truncated, unfinished drop."""
+    for ending in ([], [a_error()]):
+        r = raw_report(LANE, [*_server_turn(kind, answered=False), *ending])
+        assert r.calls == ()
+        assert [(d.cause, d.count, d.call_ids) for d in r.drops] == [("truncated", 1, ("srvtoolu_1",))]
+        assert r.unfinished is not None
+        assert r.unfinished.call_ids == ("srvtoolu_1",)
+        assert r.torn is (not ending)
+
+
+def test_a_torn_stream_after_the_server_result_has_nothing_open() -> None:
+    """A stream torn after the result block started leaves no server call open."""
+    r = raw_report(LANE, _server_turn("server_tool_use", answered=True))
+    assert (r.drops, r.torn) == ((), True)
+
+
+def test_a_pause_turn_leaves_a_server_tool_use_open_by_design() -> None:
+    """``pause_turn`` with an open server tool use: the caller continues the turn, so nothing is dropped."""
+    r = report([*_server_turn("server_tool_use", answered=False), a_delta("pause_turn"), a_stop()])
+    assert (r.calls, r.drops, r.unfinished, r.finish_reasons) == ((), (), None, ("pause_turn",))
+
+
 def test_unreadable_frame_shape_never_raises() -> None:
     """A JSON frame of a shape the observer cannot read is counted as unread, never raised."""
     observer = observer_for(LANE, requested_model=None)
