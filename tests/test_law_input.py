@@ -125,7 +125,8 @@ def test_an_uncopyable_item_that_needs_a_repair_is_a_typed_error(lane: Lane) -> 
         role = "model"
         parts = ({"functionCall": {"name": "f", "id": "c1"}}, {"functionCall": {"name": "f", "id": "c1"}})
 
-    class OpaqueConverse(Opaque):
+    class OpaqueConverse:
+        role = "assistant"
         content = ({"toolUse": {"toolUseId": "c1", "name": "f"}}, {"toolUse": {"toolUseId": "c1", "name": "f"}})
 
     items: list[object] = (

@@ -114,6 +114,17 @@ def fits_id(call_id: str) -> bool:
     return _ID.fullmatch(call_id) is not None
 
 
+def emitted_call_ids(message: object) -> tuple[str, ...]:
+    """The ids of the client ``toolUse`` blocks of a message, in order (those without a string id left out)."""
+    content = _content(message)
+    ids: list[str] = []
+    for block in content if is_list(content) else ():
+        call_id = field(_call(block), "toolUseId")
+        if isinstance(call_id, str):
+            ids.append(call_id)
+    return tuple(ids)
+
+
 class BedrockConverse:
     """Reads and writes the Bedrock Converse wire list for the law."""
 
