@@ -13,7 +13,8 @@ A block is a one-key dict whose key is its kind: ``text``, ``image``, ``document
 - The service does not combine consecutive messages of one role, it refuses them. So ``write`` never
   writes two user messages in a row: between two assistant messages, what the law wrote and the user
   messages standing there become one user message (its results first, then every other block in
-  order) unless every message there comes back as it was. Where every result of a user message was
+  order; a string content as a text block) unless every message there comes back as it was; a message
+  of another role standing there follows it. Where every result of a user message was
   moved or left out and an assistant message follows, the message keeps its place holding
   ``RESULTS_LEFT_OUT_TEXT``, so two assistant messages never meet.
 - A block after the first call that is not a call moves ahead of the calls (``trailing_text``), except
@@ -404,6 +405,15 @@ def _as_sent(segment: list[tuple[int, object, object]]) -> list[object] | None:
     return messages
 
 
+def _user_blocks(content: object) -> list[object]:
+    """A user message's content as blocks of the message it joins: a string as a text block, any other value kept."""
+    if is_list(content):
+        return list(content)
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    return [] if content is None else [content]
+
+
 def _same(a: object, b: object) -> bool:
     return a is b
 
@@ -427,13 +437,12 @@ def _flush(segment: list[tuple[int, object, object]], wire: list[object], *, las
             results.append(item)
         elif kind == PART:
             others.extend(_blocks_of(kind, item))
-        else:
-            content = _content(item)
-            if _role(item) != "user" or not (is_list(content) or isinstance(content, str)):
-                apart.append(item)
-                continue
-            others.extend(content if is_list(content) else [{"text": content}])
+        elif _role(item) == "user":
+            others.extend(_user_blocks(_content(item)))
             holder = item
+        else:
+            apart.append(item)
+            continue
         if template is None and holder is not None:
             template = holder
     blocks = [*results, *others]
