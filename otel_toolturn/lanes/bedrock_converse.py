@@ -315,7 +315,16 @@ class BedrockConverse:
         return wire
 
     def validate(self, messages: Sequence[object]) -> list[Violation]:
-        """The Converse API's tool-turn and turn-order rules, in its own words."""
+        """The Converse API's tool-turn and turn-order rules, in its own words where users have reported them.
+
+        Reported (see ``tests/test_law_bedrock.py`` for where): ``missing_tool_result``,
+        ``unexpected_tool_result``, ``duplicate_tool_result``, ``roles_not_alternating``, and the id
+        constraint of the service model (``invalid_tool_use_id``, in AWS's constraint wording). Written in the
+        service's style, no report found: ``duplicate_tool_use_id`` (by analogy with the ``toolResult`` words),
+        ``block_after_tool_use`` (Claude's rule behind the service), ``empty_message`` and ``empty_text``. Not
+        checked: ``Conversation blocks and tool result blocks cannot be provided in the same turn``, which some
+        models behind the service apply to a user message holding results and text.
+        """
         return _validate(messages)
 
 
@@ -515,9 +524,8 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                         Violation(
                             position=position,
                             rule="block_after_tool_use",
-                            message=f"messages.{position}.content.{index}: Expected toolResult blocks at "
-                            f"messages.{position + 1}.content for the following Ids: {', '.join(expected)}; "
-                            "a toolUse block must be followed only by toolUse blocks",
+                            message=f"messages.{position}.content.{index}: a toolUse block must be followed only "
+                            "by toolUse blocks in its message",
                         )
                     )
                     calling = False
