@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, NoReturn, TextIO, get_args
 
+from otel_toolturn import __version__
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
@@ -615,6 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="otel-toolturn",
         description="Keep LLM tool turns valid at the provider boundary, and see every repair.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     check = commands.add_parser(
         "check",
@@ -627,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
         "files", nargs="+", metavar="FILE", help="JSON or JSONL transcripts or request bodies; - for stdin"
     )
     check.add_argument("--lane", choices=sorted(LANE_ALIASES), help="the wire lane (default: read from the shape)")
-    check.add_argument("--json", action="store_true", help="print the reports as JSON")
+    check.add_argument("--json", action="store_true", help="print the reports as JSON Lines: one report per line")
     check.add_argument("--fix", metavar="OUT", help="write the repaired copy to OUT (- for stdout); one FILE only")
     check.add_argument(
         "--max-size",
@@ -683,7 +685,6 @@ def _check(args: argparse.Namespace) -> int:
     lane: Lane | None = LANE_ALIASES[args.lane] if args.lane else None
     report = sys.stderr if args.fix == "-" else sys.stdout
     worst = 0
-    reports: list[dict[str, object]] = []
     for name in files:
         try:
             with _opened(name, limit=args.max_size) as read:
@@ -691,20 +692,17 @@ def _check(args: argparse.Namespace) -> int:
             findings = [judge(entry, lane=lane) for entry in document.entries]
         except (ToolTurnError, OSError) as error:
             reason = _one_line(error, name)
-            print(f"otel-toolturn: {reason}", file=sys.stderr)
-            reports.append({"source": name, "outcome": "unreadable", "error": reason, "exit_code": EXIT_UNREADABLE})
+            _unreadable(reason, name, as_json=args.json, report=report)
             worst = EXIT_UNREADABLE
             continue
         except RecursionError:
-            reason = f"{name}: nested too deeply to judge"
-            print(f"otel-toolturn: {reason}", file=sys.stderr)
-            reports.append({"source": name, "outcome": "unreadable", "error": reason, "exit_code": EXIT_UNREADABLE})
+            _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
             worst = EXIT_UNREADABLE
             continue
         for finding in findings:
             worst = max(worst, EXIT_CODES[finding.outcome])
             if args.json:
-                reports.append(as_json(finding))
+                print(json.dumps(as_json(finding), ensure_ascii=False), file=report)
             else:
                 print(render_text(finding), file=report)
         if args.fix is not None:
@@ -719,9 +717,15 @@ def _check(args: argparse.Namespace) -> int:
             else:
                 if not args.json:
                     print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
-    if args.json:
-        print(json.dumps(reports, indent=2, ensure_ascii=False), file=report)
     return worst
+
+
+def _unreadable(reason: str, name: str, *, as_json: bool, report: TextIO) -> None:
+    """Say on stderr in one line why ``name`` was not judged; with ``--json``, its report line too."""
+    print(f"otel-toolturn: {reason}", file=sys.stderr)
+    if as_json:
+        record = {"source": name, "outcome": "unreadable", "error": reason, "exit_code": EXIT_UNREADABLE}
+        print(json.dumps(record, ensure_ascii=False), file=report)
 
 
 def _silence_stdout() -> None:

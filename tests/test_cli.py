@@ -18,10 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import otel_toolturn
 from otel_toolturn import Lane, validate
 from otel_toolturn.cli import (
     DEFAULT_MAX_SIZE,
     EXIT_CODES,
+    EXIT_UNREADABLE,
     OUTCOMES,
     VERDICTS,
     Entry,
@@ -244,9 +246,9 @@ def test_body_gives_the_documented_exit_code_and_report(
 def test_json_report_carries_violations_and_repairs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], sample: Sample
 ) -> None:
-    """``--json`` on a plain list prints one machine-readable report with outcome, repairs and exit code."""
+    """``--json`` on a plain list prints one machine-readable report line with outcome, repairs and exit code."""
     code, out, _ = run(capsys, str(write(tmp_path, "list.json", sample.messages)), "--json")
-    (report,) = json.loads(out)
+    (report,) = [json.loads(line) for line in out.splitlines()]
     assert code == report["exit_code"] == EXIT[sample.outcome]
     assert report["lane"] == sample.lane
     assert report["outcome"] == sample.outcome
@@ -790,3 +792,26 @@ def test_console_command_never_prints_a_traceback(tmp_path: Path) -> None:
 def test_the_outcome_tables_cover_the_whole_vocabulary() -> None:
     """Every outcome has its exit code and its verdict, and no table names another."""
     assert set(EXIT_CODES) == set(VERDICTS) == set(OUTCOMES)
+
+
+def test_json_prints_one_report_per_line_unreadable_files_included(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--json`` over several files and JSONL lines is JSON Lines: one report per line, an unreadable file too."""
+    lines = [SAMPLES[0].messages, SAMPLES[-1].messages]
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("\n".join(json.dumps(v) for v in lines) + "\n")
+    code, out, err = run(capsys, str(source), str(tmp_path / "absent.json"), "--json")
+    reports = [json.loads(line) for line in out.splitlines()]
+    assert len(reports) == 3
+    assert reports[-1]["outcome"] == "unreadable"
+    assert code == EXIT_UNREADABLE
+    assert len(err.splitlines()) == 1
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """``otel-toolturn --version`` prints the version and exits 0."""
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"otel-toolturn {otel_toolturn.__version__}"

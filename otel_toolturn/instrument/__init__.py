@@ -25,6 +25,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Mode, Options, Provider, resolve_options
 from otel_toolturn.instrument._patches import STATE, patch, unpatch
@@ -65,10 +66,12 @@ class ToolTurnInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             logger_provider=kwargs.get("logger_provider"),
         )
         patch(telemetry)
+        others.watch(telemetry.tracer_provider)
 
     def _uninstrument(self, **kwargs: Any) -> None:  # noqa: ANN401 - BaseInstrumentor's own signature
         del kwargs
         unpatch()
+        others.unwatch()
 
 
 _LOCK = threading.Lock()

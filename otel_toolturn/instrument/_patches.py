@@ -212,14 +212,29 @@ class State:
 STATE: Final = State()
 
 
-def _server_address(instance: object) -> str | None:
+def _server(instance: object) -> tuple[str | None, int | None]:
+    """The host and port the client sends to (``server.address``, ``server.port``), from its base URL."""
     api_client = getattr(instance, "_api_client", None)
     if api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
-        return urlsplit(base_url).hostname if isinstance(base_url, str) else None
-    client = getattr(instance, "_client", None)
-    host = getattr(getattr(client, "base_url", None), "host", None)
-    return host if isinstance(host, str) else None
+    else:
+        base_url = getattr(getattr(instance, "_client", None), "base_url", None)
+    return server_of(str(base_url)) if base_url is not None else (None, None)
+
+
+def server_of(url: str) -> tuple[str | None, int | None]:
+    """A URL's host and port (the scheme's default when none is written); ``(None, None)`` when it has no host."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None, None
+    if host is None:
+        return None, None
+    return host, port if port is not None else _DEFAULT_PORTS.get(parts.scheme)
+
+
+_DEFAULT_PORTS: Final = {"https": 443, "http": 80}
 
 
 def _provider_name(target: Target, instance: object) -> ProviderName | None:
@@ -243,7 +258,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             provider=target.provider,
             decided=decided,
             caller_kwargs=kwargs,
-            server_address=_server_address(instance),
+            server=_server(instance),
             provider_name=_provider_name(target, instance),
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call

@@ -34,8 +34,9 @@ from opentelemetry import context as context_api
 from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument._config import Provider, ProviderName
-from otel_toolturn.instrument._record import CallRecord, current_genai_span, held_end
+from otel_toolturn.instrument._record import CallRecord, held_end
 from otel_toolturn.instrument._request import Decision, record_sent
 from otel_toolturn.instrument._telemetry import Telemetry
 
@@ -71,9 +72,10 @@ class PendingCall:
         "_context",
         "_decided",
         "_handed_over",
+        "_other_span",
         "_sdk_span",
         "_sent",
-        "_server_address",
+        "_server",
         "_started_ns",
         "lane",
         "provider",
@@ -90,7 +92,7 @@ class PendingCall:
         provider: Provider,
         decided: Decision,
         caller_kwargs: dict[str, object],
-        server_address: str | None,
+        server: tuple[str | None, int | None],
         provider_name: ProviderName | None = None,
     ) -> None:
         self.telemetry = telemetry
@@ -99,9 +101,11 @@ class PendingCall:
         self.provider_name = provider_name
         self._decided = decided
         self._caller_kwargs = caller_kwargs
-        self._server_address = server_address
+        self._server = server
         self._context = context_api.get_current()
-        self._adopts = current_genai_span() is None
+        others.watch(telemetry.tracer_provider)
+        self._other_span = others.take()
+        self._adopts = self._other_span is None
         self._started_ns = time.time_ns()
         self._sdk_span: Span | None = None
         self._sent = False
@@ -129,6 +133,9 @@ class PendingCall:
         telemetry = self.telemetry
         model = self._caller_kwargs.get("model")
         sdk_span = self._sdk_span
+        other_span = self._other_span
+        if other_span is None and sdk_span is None:
+            other_span = others.take(inside=True)  # another instrumentation's span, started inside this call
         token = context_api.attach(self._context)
         try:
             record = CallRecord(
@@ -138,8 +145,10 @@ class PendingCall:
                 provider=self.provider,
                 provider_name=self.provider_name,
                 requested_model=model if isinstance(model, str) else None,
-                server_address=self._server_address,
+                server_address=self._server[0],
+                server_port=self._server[1],
                 started_ns=self._started_ns,
+                other_span=other_span,
             )
             if sdk_span is not None:
                 record.adopt(sdk_span)
@@ -170,6 +179,7 @@ class PendingCall:
 
     def keep_sdk_span(self, span: Span) -> Span:
         """The SDK started its own call span for this call: the span the SDK should use (see the module docstring)."""
+        others.forget(span)  # the SDK's own span is this call's, never a later call's
         if not self._adopts or self._sent or self._sdk_span is not None:
             return span
         self._sdk_span = span

@@ -45,6 +45,7 @@ from opentelemetry.util.types import AttributeValue
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane
 from otel_toolturn.handoff import matching_pattern
+from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
@@ -68,17 +69,6 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
-
-
-def current_genai_span() -> Span | None:
-    """The current span when it is another instrumentation's GenAI inference span (CLIENT, recording)."""
-    span = trace.get_current_span()
-    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
-        return None
-    attributes = getattr(span, "attributes", None)
-    if attributes is None or attributes.get(names.GEN_AI_OPERATION_NAME) is None:
-        return None
-    return span
 
 
 def handoff_tool_shown(name: str) -> str:
@@ -126,9 +116,12 @@ class CallRecord:
         "_labels",
         "_lock",
         "_pending",
+        "_response_model",
         "_server_address",
+        "_server_port",
         "_start_ns",
         "_stashed_end",
+        "_tokens",
         "lane",
         "observer",
         "owns_span",
@@ -147,9 +140,11 @@ class CallRecord:
         provider: Provider,
         requested_model: str | None,
         server_address: str | None,
+        server_port: int | None = None,
         provider_name: ProviderName | None = None,
         defer_span: bool = False,
         started_ns: int | None = None,
+        other_span: Span | None = None,
     ) -> None:
         self.telemetry = telemetry
         self.lane = lane
@@ -158,6 +153,10 @@ class CallRecord:
         """The call's ``gen_ai.provider.name`` (default: the provider's first, ``NAMES_OF``)."""
         self.requested_model = requested_model
         self._server_address = server_address
+        self._server_port = server_port
+        self._response_model: str | None = None
+        self._tokens: list[tuple[str, int]] = []
+        """The response's input and output tokens, for the conventions' token metric."""
         self._labels = telemetry.labels(lane, self.provider_name)
         self._lock = threading.Lock()
         self._finishing = False
@@ -175,7 +174,7 @@ class CallRecord:
         """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
             return
-        adopted = current_genai_span()
+        adopted = other_span if other_span is not None else others.current()
         if adopted is not None:
             self.span = adopted
             self._held = None
@@ -204,20 +203,15 @@ class CallRecord:
         """Start otel-toolturn's own inference span (from the call's start), replaying anything pending."""
         pending, self._pending = self._pending or [], None
         model = self.requested_model
-        address = self._server_address
-        attributes: dict[str, AttributeValue] = {
-            names.GEN_AI_OPERATION_NAME: names.OPERATION_CHAT,
-            names.PROVIDER: self.provider_name,
-        }
-        if model:
-            attributes[names.GEN_AI_REQUEST_MODEL] = model
-        if address:
-            attributes[names.SERVER_ADDRESS] = address
+        operation = names.OPERATION_OF[self.lane]
+        attributes = self._call_attributes()
         attributes[names.LANE] = self.lane
         attributes[names.MODE] = self.telemetry.options.mode
+        if not self._start_ns:
+            self._start_ns = time.time_ns()
         try:
             self.span = self.telemetry.tracer.start_span(
-                f"{names.OPERATION_CHAT} {model}" if model else names.OPERATION_CHAT,
+                f"{operation} {model}" if model else operation,
                 kind=SpanKind.CLIENT,
                 start_time=self._start_ns or None,
                 attributes=attributes,
@@ -227,6 +221,20 @@ class CallRecord:
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
         self._replay(pending)
+
+    def _call_attributes(self) -> dict[str, AttributeValue]:
+        """The conventions' attributes that name the call: operation, provider, model, server address and port."""
+        attributes: dict[str, AttributeValue] = {
+            names.GEN_AI_OPERATION_NAME: names.OPERATION_OF[self.lane],
+            names.PROVIDER: self.provider_name,
+        }
+        if self.requested_model:
+            attributes[names.GEN_AI_REQUEST_MODEL] = self.requested_model
+        if self._server_address:
+            attributes[names.SERVER_ADDRESS] = self._server_address
+            if self._server_port is not None:
+                attributes[names.SERVER_PORT] = self._server_port
+        return attributes
 
     def adopt(self, span: Span) -> Span:
         """The SDK started its own call span for this call: record onto it; its end waits for ``finish``.
@@ -414,16 +422,20 @@ class CallRecord:
             if report.finish_reasons:
                 attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] = report.finish_reasons
             usage = report.usage
+            self._tokens = []
             if usage.input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+                self._tokens.append(("input", usage.input_tokens))
             if usage.output_tokens is not None:
                 attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+                self._tokens.append(("output", usage.output_tokens))
             if usage.cache_read_input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
             if usage.cache_creation_input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_creation_input_tokens
             if report.response_model is not None:
                 attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
+                self._response_model = report.response_model
         if report.torn:
             attributes[names.STREAM_TORN] = True
         elif report.closed_early:
@@ -596,6 +608,8 @@ class CallRecord:
                 attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
             if attributes:
                 self.telemetry.set_attributes(span, attributes)
+        if span is not None and self.owns_span:
+            self._client_metrics(error)
         try:
             if span is not None and self.owns_span:
                 if error is not None:
@@ -605,6 +619,16 @@ class CallRecord:
                 held[0].end(held[1])
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
+
+    def _client_metrics(self, error: BaseException | None) -> None:
+        """The conventions' client metrics for a call on a span of our own: its duration, and its tokens."""
+        attributes = self._call_attributes()
+        if self._response_model is not None:
+            attributes[names.GEN_AI_RESPONSE_MODEL] = self._response_model
+        if error is not None:
+            attributes[names.ERROR_TYPE] = type(error).__qualname__
+        seconds = max(0, time.time_ns() - self._start_ns) / 1e9
+        self.telemetry.client_call(seconds, self._tokens, attributes)
 
 
 class EndHolder(Protocol):

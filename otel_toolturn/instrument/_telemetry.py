@@ -79,6 +79,8 @@ class Telemetry:
         logger_provider: LoggerProvider | None = None,
     ) -> None:
         self.options = options
+        self.tracer_provider = tracer_provider
+        """The tracer provider asked for (``None``: the global one, read when used)."""
         version = otel_toolturn.__version__
         self.tracer = trace.get_tracer(names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(names.INSTRUMENTATION_NAME, version, meter_provider=meter_provider)
@@ -92,6 +94,18 @@ class Telemetry:
             unit=names.LAW_DURATION.unit,
             description=names.LAW_DURATION.description,
             explicit_bucket_boundaries_advisory=list(names.LAW_DURATION_BUCKETS),
+        )
+        self._client_duration: Histogram = meter.create_histogram(
+            names.CLIENT_OPERATION_DURATION.name,
+            unit=names.CLIENT_OPERATION_DURATION.unit,
+            description=names.CLIENT_OPERATION_DURATION.description,
+            explicit_bucket_boundaries_advisory=list(names.CLIENT_DURATION_BUCKETS),
+        )
+        self._client_tokens: Histogram = meter.create_histogram(
+            names.CLIENT_TOKEN_USAGE.name,
+            unit=names.CLIENT_TOKEN_USAGE.unit,
+            description=names.CLIENT_TOKEN_USAGE.description,
+            explicit_bucket_boundaries_advisory=[float(b) for b in names.CLIENT_TOKEN_BUCKETS],
         )
         chosen = logger_provider if logger_provider is not None else get_logger_provider()
         self._logger = (
@@ -141,6 +155,17 @@ class Telemetry:
         """Record the law's time on one request (guarded)."""
         try:
             self._law_duration.record(seconds, attributes)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self.error("metric", exc)
+
+    def client_call(
+        self, seconds: float, tokens: Sequence[tuple[str, int]], attributes: dict[str, AttributeValue]
+    ) -> None:
+        """Record one call in the GenAI conventions' client metrics: its duration, and its tokens by type (guarded)."""
+        try:
+            self._client_duration.record(seconds, attributes)
+            for token_type, count in tokens:
+                self._client_tokens.record(count, {**attributes, names.GEN_AI_TOKEN_TYPE: token_type})
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("metric", exc)
 

@@ -9,8 +9,12 @@ the contract without the SDK.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, Literal
+
+from otel_toolturn._vocab import Lane
 
 INSTRUMENTATION_NAME: Final = "otel_toolturn"
 
@@ -86,7 +90,19 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # noqa: S105 - an attribute key, no secret
 OPERATION_CHAT: Final = "chat"
+OPERATION_GENERATE_CONTENT: Final = "generate_content"
+OPERATION_OF: Final[Mapping[Lane, str]] = MappingProxyType(
+    {
+        "anthropic.messages": OPERATION_CHAT,
+        "openai.chat_completions": OPERATION_CHAT,
+        "openai.responses": OPERATION_CHAT,
+        "gemini.generate_content": OPERATION_GENERATE_CONTENT,
+    }
+)
+"""``gen_ai.operation.name`` of each lane's inference span (the registry's well-known value for Gemini)."""
 
 ErrorStage = Literal[
     "request",
@@ -287,6 +303,44 @@ LAW_DURATION_BUCKETS: Final[tuple[float, ...]] = (
     0.5,
     1.0,
 )
+
+CLIENT_OPERATION_DURATION: Final = Instrument(
+    name="gen_ai.client.operation.duration",
+    kind="histogram",
+    unit="s",
+    description="GenAI operation duration.",
+    attributes=(
+        GEN_AI_OPERATION_NAME,
+        PROVIDER,
+        GEN_AI_REQUEST_MODEL,
+        GEN_AI_RESPONSE_MODEL,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    ),
+)
+"""The GenAI conventions' required client metric, recorded for each call whose inference span is otel-toolturn's own."""
+CLIENT_TOKEN_USAGE: Final = Instrument(
+    name="gen_ai.client.token.usage",
+    kind="histogram",
+    unit="{token}",
+    description="Number of input and output tokens used.",
+    attributes=(
+        GEN_AI_OPERATION_NAME,
+        PROVIDER,
+        GEN_AI_TOKEN_TYPE,
+        GEN_AI_REQUEST_MODEL,
+        GEN_AI_RESPONSE_MODEL,
+        SERVER_ADDRESS,
+        SERVER_PORT,
+    ),
+)
+"""The GenAI conventions' token metric (``gen_ai.token.type``: ``input`` or ``output``), on the same calls."""
+CLIENT_DURATION_BUCKETS: Final[tuple[float, ...]] = tuple(0.01 * 2**n for n in range(14))
+"""The conventions' advisory boundaries: 0.01 s to 81.92 s, doubling."""
+CLIENT_TOKEN_BUCKETS: Final[tuple[int, ...]] = tuple(4**n for n in range(14))
+"""The conventions' advisory boundaries: 1 to 67,108,864 tokens, times 4."""
+GENAI_INSTRUMENTS: Final[tuple[Instrument, ...]] = (CLIENT_OPERATION_DURATION, CLIENT_TOKEN_USAGE)
+"""The GenAI conventions' client metrics otel-toolturn records (never when another instrumentation owns the span)."""
 
 INSTRUMENTS: Final[tuple[Instrument, ...]] = (
     REQUESTS,

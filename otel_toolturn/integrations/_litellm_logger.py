@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
-from urllib.parse import urlsplit
 
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
@@ -49,7 +48,7 @@ from litellm.integrations.custom_logger import CustomLogger
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Provider, ProviderName
-from otel_toolturn.instrument._patches import STATE
+from otel_toolturn.instrument._patches import STATE, server_of
 from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import Decision, materialise, prepare_request
 from otel_toolturn.instrument._telemetry import Telemetry
@@ -80,10 +79,10 @@ def _provider_of(lane: Lane) -> Provider:
     return "google_genai" if lane == "gemini.generate_content" else "openai"
 
 
-def _host(api_base: object) -> str | None:
+def _server(api_base: object) -> tuple[str | None, int | None]:
     if not isinstance(api_base, str) or not api_base:
-        return None
-    return urlsplit(api_base).hostname
+        return None, None
+    return server_of(api_base)
 
 
 def _openai_compatible() -> tuple[str, ...]:
@@ -137,6 +136,7 @@ class ToolTurnLogger(CustomLogger):
         materialised = self._guarded(telemetry, "request", lambda: materialise(request, lane))
         if materialised is None or not materialised.readable:
             return None
+        server = _server(api_base)
         record = self._guarded(
             telemetry,
             "span",
@@ -146,7 +146,8 @@ class ToolTurnLogger(CustomLogger):
                 provider=_provider_of(lane),
                 provider_name=provider_name,
                 requested_model=model,
-                server_address=_host(api_base),
+                server_address=server[0],
+                server_port=server[1],
             ),
         )
         if record is None:

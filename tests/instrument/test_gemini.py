@@ -160,7 +160,7 @@ def test_every_broken_case_has_its_form_and_the_lane_only_forms_a_case() -> None
 
 
 def test_a_valid_call_is_recorded_with_the_gemini_attributes(sim: Simulator, instrument: Instrument) -> None:
-    """A served call: provider ``gcp.gemini``, request and response model, finish reason, usage, server address."""
+    """A served call: ``generate_content``, provider ``gcp.gemini``, models, finish reason, usage, server and port."""
     otel = instrument()
     client = gemini_client(sim.base_url)
     response = client.models.generate_content(model=MODEL, contents=copy.deepcopy(VALID))
@@ -168,7 +168,8 @@ def test_a_valid_call_is_recorded_with_the_gemini_attributes(sim: Simulator, ins
     assert response.text
     assert _served(sim) == [200]
     (span,) = _spans(otel)
-    assert span.name == f"chat {MODEL}"
+    assert span.name == f"generate_content {MODEL}"
+    assert (span.attributes or {})[names.GEN_AI_OPERATION_NAME] == "generate_content"
     assert span.status.status_code is not StatusCode.ERROR
     attributes: dict[str, Any] = dict(span.attributes or {})
     usage = response.usage_metadata
@@ -180,6 +181,7 @@ def test_a_valid_call_is_recorded_with_the_gemini_attributes(sim: Simulator, ins
     assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] >= (usage.candidates_token_count or 0)
     assert list(attributes[names.GEN_AI_RESPONSE_FINISH_REASONS])
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
+    assert attributes[names.SERVER_PORT] == int(sim.base_url.rsplit(":", 1)[1].split("/")[0])
     assert attributes[names.REPAIRS_COUNT] == 0
     assert otel.total(names.REQUESTS.name, gen_ai__provider__name="gcp.gemini") == 1
 

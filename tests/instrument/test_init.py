@@ -89,6 +89,62 @@ def test_opentelemetry_instrument_loads_the_entry_point() -> None:
     assert "ANSWER ok" in done.stdout
 
 
+ANTHROPIC_CALL: Final = """
+import httpx2, anthropic
+def answer(request):
+    return httpx2.Response(200, json={"id": "m", "type": "message", "role": "assistant", "model": "claude-x",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1}})
+claude = anthropic.Anthropic(api_key="k", http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+history = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]}]
+print("ANSWER", claude.messages.create(model="claude-x", max_tokens=8, messages=history).content[0].text)
+"""
+
+
+SPANS: Final = """
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+memory = InMemorySpanExporter()
+trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(memory))
+"""
+
+REPORT: Final = """
+for span in memory.get_finished_spans():
+    repairs = sum(e.name == "toolturn.repair" for e in span.events)
+    print("SPAN", span.instrumentation_scope.name, span.kind.name, "toolturn.lane" in span.attributes, repairs)
+"""
+
+
+def test_zero_code_beside_the_other_genai_instrumentations_adds_no_span_of_its_own() -> None:
+    """Zero-code with the distro and every GenAI instrumentation: no span of ours, each repair once on theirs.
+
+    The official and OpenLLMetry openai instrumentations (both loaded: one entry point name) and OpenLLMetry's
+    anthropic one, beside the anthropic SDK's own span: otel-toolturn records onto theirs and starts none.
+    """
+    launcher = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
+    if launcher is None:
+        pytest.fail("opentelemetry-instrument is not installed beside the interpreter")
+    done = _run(
+        SPANS + CALL + ANTHROPIC_CALL + REPORT,
+        env={
+            "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "google-genai",
+            "OTEL_TRACES_EXPORTER": "none",
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_LOGS_EXPORTER": "none",
+        },
+        argv=[launcher],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("ANSWER ok") == 2
+    spans = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("SPAN ")]
+    assert spans, done.stdout
+    assert not [s for s in spans if s[0] == "otel_toolturn"]
+    assert sorted(int(s[3]) for s in spans if s[2] == "True") == [1, 1]
+    assert all(s[1] == "CLIENT" for s in spans if s[2] == "True")
+
+
 ERRORS: Final = """
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
