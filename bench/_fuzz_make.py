@@ -65,7 +65,7 @@ as the very same object; a result for a pool id, which may answer nothing; a use
 anywhere; an answer with calls and no results; an assistant message cut in two consecutive ones, one
 per streamed chunk; a signed call's thought signature left out (Gemini); a call item given another call
 item's ``id``, its ``call_id`` its own (Responses, a retry that kept the item id); a result nested in
-another result's content (Anthropic); a server or MCP tool's result block left out of its answer (Anthropic)."""
+another result's content (Anthropic, Bedrock); a server or MCP tool's result block left out of its answer (Anthropic)."""
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
 _EVERY_LANE: Final[tuple[Fault, ...]] = (
@@ -85,6 +85,7 @@ FAULTS_OF: Final[Mapping[Lane, tuple[Fault, ...]]] = MappingProxyType(
         "openai.chat_completions": (*_EVERY_LANE, "chunked_answer"),
         "openai.responses": (*_EVERY_LANE, "reused_item_id"),
         "gemini.generate_content": (*_EVERY_LANE, "chunked_answer", "dropped_signature"),
+        "bedrock.converse": (*_EVERY_LANE, "chunked_answer", "nested_result"),
     }
 )
 """The faults a near-valid transcript of each lane draws from (Responses items are one per part already)."""
@@ -747,12 +748,136 @@ class _Gemini(_Maker):
         return {**_dict(item), "parts": parts}
 
 
+_BEDROCK_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0", "tooluse_" + "x" * 60, "fn lookup")
+"""Bedrock call ids: the pool, one with the ``.`` and ``:`` the service accepts, one over its 64 characters, one
+with a space it refuses."""
+
+
+class _Bedrock(_Maker):
+    lane: Lane = "bedrock.converse"
+
+    def call_id(self) -> str:
+        return self.rng.choice(_BEDROCK_IDS)
+
+    def user(self) -> object:
+        return {"role": "user", "content": [{"text": self.marker("u")}]}
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Text, signed reasoning and calls, in a random order, and now and then a cache point."""
+        blocks: list[object] = []
+        for _ in range(self.rng.randint(1, 4)):
+            pick = self.rng.random()
+            if pick < 0.3:
+                blocks.append({"text": self.marker("a")})
+            elif pick < 0.4:
+                reasoning = {"reasoningText": {"text": self.marker("th"), "signature": "sig"}}
+                blocks.append({"reasoningContent": reasoning})
+            elif pick < 0.45:
+                blocks.append({"cachePoint": {"type": "default"}})
+            else:
+                call_id = self.call_id()
+                call_ids.append(call_id)
+                blocks.append({"toolUse": {"toolUseId": call_id, "name": self.marker("tool"), "input": {}}})
+        return [{"role": "assistant", "content": blocks}]
+
+    def block(self, call_id: str) -> dict[str, object]:
+        pick = self.rng.random()
+        content: list[object]
+        if pick < 0.15:
+            content = [{"text": INTERRUPTED_RESULT_TEXT}]
+        elif pick < 0.3:
+            content = [{"json": {"value": self.marker("r")}}]
+        elif pick < 0.4:
+            content = [{"text": self.marker("r")}, {"text": self.marker("r")}]
+        else:
+            content = [{"text": self.marker("r")}]
+        result: dict[str, object] = {"toolUseId": call_id, "content": content}
+        if self.rng.random() < 0.2:
+            result["status"] = "error"
+        return {"toolResult": result}
+
+    def result(self, call_id: str) -> object:
+        blocks: list[object] = [self.block(call_id)]
+        if self.rng.random() < 0.15:
+            blocks.append({"text": self.marker("u")})
+        return {"role": "user", "content": blocks}
+
+    def results(self, call_ids: list[object]) -> list[object]:
+        """The results of a turn in one user message, one block per distinct call id, maybe text or a cache point."""
+        blocks: list[object] = [self.block(str(c)) for c in dict.fromkeys(call_ids)]
+        if blocks and self.rng.random() < 0.15:
+            blocks.append({"text": self.marker("u")})
+        elif blocks and self.rng.random() < 0.15:
+            blocks.append({"cachePoint": {"type": "default"}})
+        return [{"role": "user", "content": blocks}] if blocks else []
+
+    def bad_shapes(self, bad: object) -> list[Callable[[], object]]:
+        return [
+            *super().bad_shapes(bad),
+            lambda: {"role": "assistant", "content": [{"toolUse": {"toolUseId": bad, "name": "f", "input": {}}}]},
+            lambda: {"role": "assistant", "content": [{"toolUse": bad}]},
+            lambda: {"role": "user", "content": [{"toolResult": {"toolUseId": bad, "content": [{"text": "x"}]}}]},
+            lambda: {"role": "user", "content": [{"toolResult": {"toolUseId": self.call_id(), "content": bad}}]},
+            lambda: {"role": "user", "content": [{"toolResult": bad}]},
+            lambda: {"role": "assistant", "content": [bad]},
+            lambda: {"role": "user", "content": [{"text": bad}]},
+            lambda: self.nested(self.result(self.call_id())),
+        ]
+
+    def _results_in(self, item: object) -> list[int]:
+        if not isinstance(item, dict) or item.get("role") != "user" or not isinstance(item.get("content"), list):
+            return []
+        return [i for i, b in enumerate(item["content"]) if isinstance(b, dict) and "toolResult" in b]
+
+    def is_result(self, item: object) -> bool:
+        return bool(self._results_in(item))
+
+    def without_one(self, item: object) -> object | None:
+        at = self._results_in(item)
+        if len(at) < 2:
+            return None
+        gone = self.rng.choice(at)
+        return {**_dict(item), "content": [b for i, b in enumerate(_dict(item)["content"]) if i != gone]}
+
+    def split(self, item: object) -> list[object] | None:
+        blocks = _dict(item)["content"]
+        if len(blocks) < 2:
+            return None
+        cut = self.rng.randrange(1, len(blocks))
+        return [{"role": "user", "content": blocks[:cut]}, {"role": "user", "content": blocks[cut:]}]
+
+    def again(self, item: object) -> object:
+        block = _dict(item)["content"][self.rng.choice(self._results_in(item))]
+        return self.result(block["toolResult"]["toolUseId"])
+
+    def chunked(self, item: object) -> list[object] | None:
+        blocks = _dict(item)["content"]
+        if not isinstance(blocks, list) or len(blocks) < 2:
+            return None
+        cut = self.rng.randrange(1, len(blocks))
+        return [{"role": "assistant", "content": blocks[:cut]}, {"role": "assistant", "content": blocks[cut:]}]
+
+    def nested(self, item: object) -> object | None:
+        at = self._results_in(item)
+        if not at:
+            return None
+        blocks = list(_dict(item)["content"])
+        outer = blocks[at[0]]["toolResult"]
+        inner = self.block(self.call_id())
+        own = outer.get("content") if isinstance(outer, dict) else None
+        held = own if isinstance(own, list) else []
+        content = [inner, *held] if self.rng.random() < 0.5 else [*held, inner]
+        blocks[at[0]] = {"toolResult": {**outer, "content": content}}
+        return {**_dict(item), "content": blocks}
+
+
 _MAKERS: Final[Mapping[Lane, Callable[[random.Random], _Maker]]] = MappingProxyType(
     {
         "anthropic.messages": _Anthropic,
         "openai.chat_completions": _Chat,
         "openai.responses": _Responses,
         "gemini.generate_content": _Gemini,
+        "bedrock.converse": _Bedrock,
     }
 )
 

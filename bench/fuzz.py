@@ -5,8 +5,8 @@ so every break occurs and ids are reused across turns), ``near`` (a clean sessio
 named faults: a result dropped, late, split over two messages or duplicated, an item dropped, an
 orphan result, a user message between, a call left unanswered, the very same object twice, an
 assistant message cut in two as streamed chunks; Gemini: a call's thought signature dropped;
-Responses: a call item with another call item's ``id``; Anthropic: a result nested in a result's
-content), ``malformed`` (items of the wrong type, fields missing or of the wrong type, mixed in).
+Responses: a call item with another call item's ``id``; Anthropic and Bedrock: a result nested in a
+result's content), ``malformed`` (items of the wrong type, fields missing or of the wrong type, mixed in).
 Gemini transcripts are drawn in one of four spellings each: REST camelCase dicts, the SDK's
 snake_case dicts, ``google.genai.types.Content`` objects, or mixed (each content in one of the
 three); its rows are split by spelling. Every text, call argument and result payload is a unique
@@ -23,7 +23,8 @@ Each transcript is checked, and counted under the first outcome that applies:
 - ``unreported loss``: a marker of the input is not in the view and no lossy repair was reported;
 - on the wire (``--no-wire`` leaves these out): the view and the input are sent through each SDK's
   own client (``anthropic``, ``openai`` Chat and Responses, ``google-genai``'s
-  ``models.generate_content``) over a mock transport, and the request bytes it sends are read back.
+  ``models.generate_content``, botocore's ``bedrock-runtime`` ``converse`` with fake credentials) over a
+  mock transport (botocore: a ``before-send`` hook), and the request bytes it sends are read back.
   ``unsendable``: the SDK refuses to build the view's request but builds the input's;
   ``warned on the wire``: the SDK warns while serialising the view but not the input (a part it does
   not recognise in a typed object); ``lost on the wire``: a marker or an interrupted close of the view
@@ -54,7 +55,7 @@ import re
 import time
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
@@ -88,9 +89,10 @@ WIRE_FAILURES: Final[tuple[Outcome, ...]] = ("unsendable", "warned on the wire",
 
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
-UNREPAIRED_RULES: Final = frozenset({"call_turn_position"})
+UNREPAIRED_RULES: Final = frozenset({"call_turn_position", "roles_not_alternating"})
 """Tool-turn rules the law documents it does not repair: Gemini's call turn at the start of ``contents``
-(the law would have to invent a user turn). A violation of them the caller sent passes through as sent."""
+(the law would have to invent a user turn); Bedrock's two messages of one role in a row that the caller sent
+(the law merges only what it writes). A violation of them the caller sent passes through as sent."""
 PASSED_THROUGH: Final = CONTENT_RULES | UNREPAIRED_RULES
 """The rules the law's view may break, each no more often than the input did."""
 
@@ -135,6 +137,7 @@ class Sender:
             "anthropic": self.wire.anthropic(open_telemetry={"traces": {"enabled": False}}),
             "openai": self.wire.openai(),
             "gemini": self.wire.gemini(),
+            "bedrock": bedrock_client(self.wire.bodies),
         }
 
     def close(self) -> None:
@@ -157,6 +160,8 @@ class Sender:
                     clients["openai"].chat.completions.create(model=MODEL, messages=items)
                 elif lane == "openai.responses":
                     clients["openai"].responses.create(model=MODEL, input=items)
+                elif lane == "bedrock.converse":
+                    clients["bedrock"].converse(modelId=MODEL, messages=items)
                 else:
                     clients["gemini"].models.generate_content(model=MODEL, contents=items)
             except Exception as error:  # the SDK's own refusal of the list, whatever its type
@@ -164,6 +169,49 @@ class Sender:
         if not bodies:
             return Sent(refusal=refusal or "nothing sent", warned=bool(caught))
         return Sent(body=json.loads(bodies[-1]), warned=bool(caught))
+
+
+_CONVERSE_ANSWER: Final = json.dumps(
+    {
+        "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+        "metrics": {"latencyMs": 1},
+    }
+).encode()
+
+
+class _Canned:
+    """A raw HTTP body botocore reads a response from."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: object) -> Iterator[bytes]:
+        yield self.body
+
+
+def bedrock_client(bodies: list[bytes]) -> Any:  # noqa: ANN401 - botocore builds its client classes at run time
+    """A botocore ``bedrock-runtime`` client that sends nothing (fake credentials, no network).
+
+    Each ``converse`` body it would send is appended to ``bodies``, and a canned answer comes back.
+    """
+    import botocore.session  # noqa: PLC0415 - botocore loads only for the wire check
+    from botocore.awsrequest import AWSResponse  # noqa: PLC0415
+
+    client = botocore.session.get_session().create_client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="fuzz",
+        aws_secret_access_key="fuzz",  # noqa: S106 - a fake
+    )
+
+    def capture(request: Any, **_: object) -> AWSResponse:  # noqa: ANN401 - botocore's prepared request
+        bodies.append(request.body)
+        return AWSResponse(request.url, 200, {"content-type": "application/json"}, _Canned(_CONVERSE_ANSWER))
+
+    client.meta.events.register("before-send.bedrock-runtime.Converse", capture)
+    return client
 
 
 def wire_outcome(lane: Lane, items: list[object], view: Sequence[object] | str, sender: Sender) -> Outcome:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import importlib
 import typing
 
-from otel_toolturn._errors import HandoffError, ToolTurnError, ToolTurnInputError, UnknownLaneError
+from otel_toolturn._errors import (
+    HandoffError,
+    ToolTurnError,
+    ToolTurnInputError,
+    UnknownLaneError,
+    UnsupportedLaneError,
+)
 from otel_toolturn._law import (
     SECOND_RESULT_SEPARATOR,
     ToolTurnRepair,
@@ -72,6 +78,7 @@ __all__ = [
     "ToolTurnRepair",
     "ToolTurnView",
     "UnknownLaneError",
+    "UnsupportedLaneError",
     "Violation",
     "__version__",
     "ensure_tool_turn_invariants",

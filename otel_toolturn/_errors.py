@@ -5,6 +5,7 @@
     ToolTurnError                 base of everything raised on purpose
     ├── ToolTurnInputError        the caller handed over something the law cannot read
     ├── UnknownLaneError          a lane name outside ``LANES``
+    │   └── UnsupportedLaneError  a lane of ``LANES`` that part of the library does not speak yet
     └── HandoffError              a handoff operation's precondition does not hold
 
 Messages say what arrived and what was expected.
@@ -31,6 +32,14 @@ class ToolTurnInputError(ToolTurnError, ValueError):
 
 class UnknownLaneError(ToolTurnError, ValueError):
     """A lane name outside the closed set."""
+
+
+class UnsupportedLaneError(UnknownLaneError):
+    """A lane of ``LANES`` that the part asked does not speak yet (it names the lanes it does speak).
+
+    The law, ``validate`` and the CLI speak every lane; the instrumentation, the stream observers and the
+    simulator do not speak ``bedrock.converse`` yet.
+    """
 
 
 class HandoffError(ToolTurnError):

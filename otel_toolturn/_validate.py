@@ -11,6 +11,13 @@ not right after a call turn), ``call_turn_position`` (a call turn with no user o
 before it), ``text_after_responses`` (a part after the responses of a user content),
 ``empty_parts`` (a content with no parts), ``missing_thought_signature`` (the first call of a call
 turn without a thought signature: checked on every turn, since each was once the current one).
+
+Bedrock Converse (``bedrock.converse``) rule keys: ``missing_tool_result`` (a call whose id no leading
+``toolResult`` of the next message answers), ``unexpected_tool_result`` (a ``toolResult`` answering no call
+of the message before it, or not leading its message), ``duplicate_tool_result``, ``duplicate_tool_use_id``
+(an id used earlier in the request), ``invalid_tool_use_id``, ``block_after_tool_use``,
+``roles_not_alternating`` (two messages of one role in a row: the service refuses them rather than
+combining them), ``empty_message``, ``empty_text``.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from otel_toolturn._view import Violation
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes import adapter_for, listed
 from otel_toolturn.lanes.anthropic_messages import ADAPTER as _ANTHROPIC
+from otel_toolturn.lanes.bedrock_converse import ADAPTER as _BEDROCK
 from otel_toolturn.lanes.gemini import ADAPTER as _GEMINI
 from otel_toolturn.lanes.openai_chat import ADAPTER as _CHAT
 from otel_toolturn.lanes.openai_responses import ADAPTER as _RESPONSES
@@ -41,4 +49,6 @@ def validate(messages: Sequence[object] | str, *, lane: Lane, chained: bool = Fa
         return _CHAT.validate(messages)
     if lane == "gemini.generate_content":
         return _GEMINI.validate(messages)
+    if lane == "bedrock.converse":
+        return _BEDROCK.validate(messages)
     return _RESPONSES.validate(messages, chained=chained)

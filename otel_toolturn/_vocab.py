@@ -36,7 +36,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-Lane = Literal["anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content"]
+Lane = Literal[
+    "anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content", "bedrock.converse"
+]
 LANES: Final[tuple[Lane, ...]] = get_args(Lane)
 
 RepairForm = Literal[

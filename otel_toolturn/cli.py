@@ -27,12 +27,15 @@ not in the list may answer a call the server holds.
 
 The lane, unless ``--lane`` names it, is read from the shape, first match wins:
 a body with ``input`` → ``openai.responses``; a body with ``contents`` → ``gemini.generate_content``;
-a body with a top-level ``system`` → ``anthropic.messages``; then any item that is a Responses
-item (``function_call``, ``function_call_output``, ``reasoning``, …) → Responses; an item with a
-``parts`` list or the role ``model`` → Gemini; a ``tool_use``/``tool_result`` block →
-Anthropic; ``tool_calls`` or role ``tool`` → Chat Completions; then a ``system``/``developer``
-role message → Chat Completions. A list with none of these has no tool turn to judge: it is read
-as Chat Completions and the report says the lane was a guess.
+a body with a Converse field (``modelId``, ``toolConfig``, ``inferenceConfig``,
+``additionalModelRequestFields``) or a ``system`` list of blocks without a ``type`` →
+``bedrock.converse``; a body with a top-level ``system`` → ``anthropic.messages``; then any item that
+is a Responses item (``function_call``, ``function_call_output``, ``reasoning``, …) → Responses; an
+item with a ``parts`` list or the role ``model`` → Gemini; a Converse block (a ``toolUse``,
+``toolResult``, ``reasoningContent`` or ``cachePoint`` key, no ``type``) → Bedrock Converse; a
+``tool_use``/``tool_result`` block → Anthropic; ``tool_calls`` or role ``tool`` → Chat Completions;
+then a ``system``/``developer`` role message → Chat Completions. A list with none of these has no
+tool turn to judge: it is read as Chat Completions and the report says the lane was a guess.
 
 Exit codes (the highest over all transcripts): 0 clean; 1 repaired without loss; 2 a lossy
 repair was needed (or, never expected, the law's view would still be refused); 3 unreadable input
@@ -81,6 +84,7 @@ LANE_ALIASES: Final[Mapping[str, Lane]] = {
     "chat": "openai.chat_completions",
     "responses": "openai.responses",
     "gemini": "gemini.generate_content",
+    "bedrock": "bedrock.converse",
     **{lane: lane for lane in LANES},
 }
 _RESPONSES_ITEMS: Final = frozenset(
@@ -95,6 +99,10 @@ _RESPONSES_ITEMS: Final = frozenset(
     }
 )
 _ANTHROPIC_BLOCKS: Final = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"})
+_CONVERSE_FIELDS: Final = frozenset({"modelId", "toolConfig", "inferenceConfig", "additionalModelRequestFields"})
+"""Top-level fields only a Bedrock Converse request body carries."""
+_CONVERSE_BLOCKS: Final = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
+"""Keys only a Converse content block carries (its one key is its kind; it has no ``type``)."""
 
 Container = Literal["list", "body"]
 Format = Literal["json", "jsonl"]
@@ -378,6 +386,8 @@ def detect_lane(entry: Entry) -> tuple[Lane, bool]:
         return "openai.responses", False
     if entry.field == "contents":
         return "gemini.generate_content", False
+    if _CONVERSE_FIELDS.intersection(body) or _converse_system(body.get("system")):
+        return "bedrock.converse", False
     if "system" in body:
         return "anthropic.messages", False
     items = entry.messages if isinstance(entry.messages, list) else []
@@ -396,6 +406,15 @@ def _kind(item: Mapping[object, object]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _converse_system(system: object) -> bool:
+    """Whether a body's ``system`` is Converse's: a list of blocks, each a dict without a ``type``."""
+    return isinstance(system, list) and bool(system) and all(isinstance(b, Mapping) and "type" not in b for b in system)
+
+
+def _converse_block(block: object) -> bool:
+    return isinstance(block, Mapping) and "type" not in block and not _CONVERSE_BLOCKS.isdisjoint(block)
+
+
 def _strong_hint(item: object) -> Lane | None:
     if not isinstance(item, Mapping):
         return None
@@ -404,6 +423,8 @@ def _strong_hint(item: object) -> Lane | None:
     if isinstance(item.get("parts"), list) or item.get("role") == "model":
         return "gemini.generate_content"
     content = item.get("content")
+    if isinstance(content, list) and any(_converse_block(b) for b in content):
+        return "bedrock.converse"
     if isinstance(content, list) and any(isinstance(b, Mapping) and _kind(b) in _ANTHROPIC_BLOCKS for b in content):
         return "anthropic.messages"
     if "tool_calls" in item or item.get("role") == "tool":

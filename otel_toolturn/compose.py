@@ -61,10 +61,10 @@ try:
 except ImportError:  # pragma: no cover - the standard encoder writes the canonical form instead
     orjson = None  # type: ignore[assignment]
 
-from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
+from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError, UnsupportedLaneError
 from otel_toolturn._view import CLEAN, TURN, Turn, field
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import adapter_for, gemini, listed, openai_responses
+from otel_toolturn.lanes import adapter_for, bedrock_converse, gemini, listed, openai_responses
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -127,9 +127,21 @@ GEMINI_TOOLS_OFF: Final[Mapping[str, object]] = MappingProxyType({"function_call
 """google-genai's "call no tool": the ``tool_config`` of the request's ``config``."""
 
 
+TOOL_CHOICE_LANES: Final[tuple[Lane, ...]] = tuple(lane for lane in LANES if lane != "bedrock.converse")
+"""The lanes with a spelling of "call no tool": every lane but Bedrock Converse, whose ``toolChoice`` is
+``auto``, ``any`` or one ``tool``, and whose ``toolConfig`` must stay while the messages hold tool blocks."""
+
+
 def tool_choice_none(lane: Lane) -> object:
-    """The lane's own spelling of "call no tool": ``tool_choice`` (google-genai: ``config.tool_config``)."""
+    """The lane's own spelling of "call no tool": ``tool_choice`` (google-genai: ``config.tool_config``).
+
+    A lane outside ``TOOL_CHOICE_LANES`` has none: ``UnsupportedLaneError``.
+    """
     known = _known(lane)
+    if known not in TOOL_CHOICE_LANES:
+        raise UnsupportedLaneError(
+            f"{known} has no tool choice that calls no tool; lanes that have one: {', '.join(TOOL_CHOICE_LANES)}"
+        )
     if known == "anthropic.messages":
         return {"type": "none"}
     if known == "gemini.generate_content":
@@ -155,7 +167,10 @@ def request_tools(request: Mapping[str, object], *, lane: Lane) -> object:
 
 
 def request_tool_choice(request: Mapping[str, object], *, lane: Lane) -> object:
-    """The caller's tool choice: ``tool_choice`` (google-genai: ``config.tool_config``)."""
+    """The caller's tool choice: ``tool_choice`` (google-genai: ``config.tool_config``; Bedrock: ``toolConfig``)."""
+    if _known(lane) == "bedrock.converse":
+        tool_config = request.get("toolConfig")
+        return None if tool_config is None else field(tool_config, "toolChoice")
     return request_field(request, "tool_choice" if lane != "gemini.generate_content" else "tool_config", lane=lane)
 
 
@@ -250,16 +265,16 @@ def system_prompt_pieces(
 ) -> tuple[SystemPromptPiece, ...]:
     """Every system-prompt piece of a request in the lane's own shape, in wire order.
 
-    Anthropic: the ``system`` string or each text block of it. Chat Completions: the content of
-    each ``system`` or ``developer`` message. google-genai: ``config.system_instruction`` (a string,
-    or each text part of it). Responses: ``instructions``, then each ``system`` or
-    ``developer`` message item of ``input``. ``source`` names where each piece sits.
+    Anthropic: the ``system`` string or each text block of it (Bedrock: each ``text`` block). Chat
+    Completions: the content of each ``system`` or ``developer`` message. google-genai:
+    ``config.system_instruction`` (a string, or each text part of it). Responses: ``instructions``, then
+    each ``system`` or ``developer`` message item of ``input``. ``source`` names where each piece sits.
     ``transcript``: the pieces of the request's messages (``input``) when already read with
     ``transcript_system_pieces``; otherwise they are read from the request.
     """
     pieces: list[SystemPromptPiece] = []
     known = _known(lane)
-    if known == "anthropic.messages":
+    if known in ("anthropic.messages", "bedrock.converse"):
         pieces.extend(_text_parts(request.get("system"), "system"))
         return tuple(pieces)
     if known == "gemini.generate_content":
@@ -422,6 +437,10 @@ def _has_user_text(message: object, lane: Lane) -> bool:
         )
     if field(message, "role") != "user":
         return False
+    if lane == "bedrock.converse":
+        content = field(message, "content")
+        blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else ()
+        return any(isinstance(field(block, "text"), str) and bool(field(block, "text")) for block in blocks)
     if lane == "openai.responses" and field(message, "type") not in (None, "message"):
         return False
     content = field(message, "content")
@@ -482,7 +501,8 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
 
     Anthropic: the ``tool_use`` blocks of an assistant message; Chat: its ``tool_calls``;
     Responses: a call item's ``call_id`` (``function_call``, ``custom_tool_call``, ``shell_call``, ...);
-    Gemini: the calls of a ``model`` content as the lane knows them (its id, or ``<name>#<k>`` without one).
+    Bedrock: the client ``toolUse`` blocks of an assistant message; Gemini: the calls of a ``model`` content
+    as the lane knows them (its id, or ``<name>#<k>`` without one).
     """
     known = _known(lane)
     if known == "gemini.generate_content":
@@ -492,6 +512,8 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
         return (call_id,) if isinstance(call_id, str) else ()
     if field(item, "role") != "assistant":
         return ()
+    if known == "bedrock.converse":
+        return bedrock_converse.emitted_call_ids(item)
     chat = lane == "openai.chat_completions"
     blocks = field(item, "tool_calls" if chat else "content")
     if not isinstance(blocks, Sequence) or isinstance(blocks, str):

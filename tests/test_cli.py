@@ -75,6 +75,16 @@ def g_result(*ids: str) -> Message:
     }
 
 
+def b_calls(*ids: str) -> Message:
+    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": "read", "input": {}}} for i in ids]}
+
+
+def b_result(*ids: str) -> Message:
+    return {"role": "user", "content": [{"toolResult": {"toolUseId": i, "content": [{"text": "done"}]}} for i in ids]}
+
+
+B_USER: Message = {"role": "user", "content": [{"text": "go on"}]}
+B_SAID: Message = {"role": "assistant", "content": [{"text": "All read."}]}
 G_USER: Message = {"role": "user", "parts": [{"text": "go on"}]}
 G_SAID: Message = {"role": "model", "parts": [{"text": "All read."}]}
 USER: Message = {"role": "user", "content": "go on"}
@@ -168,6 +178,21 @@ SAMPLES = (
         messages=[G_USER, G_SAID, g_result("fc_9"), G_USER],
         forms=("orphan_result",),
     ),
+    *(
+        Sample(lane="bedrock.converse", outcome="clean", messages=[B_USER, b_calls("t_1"), b_result("t_1")], forms=()),
+        Sample(
+            lane="bedrock.converse",
+            outcome="repaired",
+            messages=[B_USER, b_calls("t_1", "t_2"), b_result("t_1"), b_result("t_2")],
+            forms=("late_result",),
+        ),
+        Sample(
+            lane="bedrock.converse",
+            outcome="lossy",
+            messages=[B_USER, B_SAID, b_result("t_9"), B_SAID],
+            forms=("orphan_result",),
+        ),
+    ),
 )
 EXIT = {"clean": 0, "repaired": 1, "lossy": 2}
 VERDICT = {"clean": "clean", "repaired": "repaired without loss", "lossy": "a lossy repair was needed"}
@@ -181,6 +206,8 @@ def body_of(sample: Sample) -> dict[str, object]:
         return {"contents": sample.messages, "generationConfig": {"temperature": 0}}
     if sample.lane == "anthropic.messages":
         return {"model": "claude-test", "max_tokens": 64, "system": "Be brief.", "messages": sample.messages}
+    if sample.lane == "bedrock.converse":
+        return {"modelId": "claude-test", "messages": sample.messages, "inferenceConfig": {"maxTokens": 64}}
     return {"model": "gpt-test", "messages": sample.messages, "temperature": 0}
 
 
@@ -374,6 +401,29 @@ def test_fix_to_stdout_sends_the_report_to_stderr(tmp_path: Path, capsys: pytest
 def test_lane_is_read_from_the_shape(entry: Entry, lane: Lane, guessed: bool) -> None:
     """The lane comes from the body's fields or the first telling item; a list with no tell is a marked guess."""
     assert detect_lane(entry) == (lane, guessed)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        Entry(source="x", container="body", body={"modelId": "m"}, field="messages", messages=[B_USER]),
+        Entry(source="x", container="body", body={"system": [{"text": "s"}]}, field="messages", messages=[B_USER]),
+        Entry(source="x", container="list", body=None, field=None, messages=[B_USER, b_calls("t")]),
+        Entry(source="x", container="list", body=None, field=None, messages=[b_result("t")]),
+    ],
+)
+def test_a_converse_body_or_block_reads_as_bedrock(entry: Entry) -> None:
+    """A Converse body field, a ``system`` of untyped blocks, or a ``toolUse``/``toolResult`` block: Bedrock."""
+    assert detect_lane(entry) == ("bedrock.converse", False)
+
+
+def test_bedrock_alias_names_the_converse_lane(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--lane bedrock`` reads a bare list as Converse messages and judges it in the service's words."""
+    path = write(tmp_path, "list.json", [B_USER, b_calls("t_1"), B_USER])
+    code, out, _ = run(capsys, str(path), "--lane", "bedrock")
+    assert code == 1
+    assert "bedrock.converse" in out
+    assert "Expected toolResult blocks at messages.2.content for the following Ids: t_1" in out
 
 
 UNREADABLE = [

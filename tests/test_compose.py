@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import LANES, Lane, UnknownLaneError, compose
+from otel_toolturn import LANES, Lane, UnknownLaneError, UnsupportedLaneError, compose
 from otel_toolturn.compose import (
     FRAMEWORK_FIELDS,
     SYSTEM_PROMPT_SEPARATOR,
@@ -300,7 +301,7 @@ def test_the_withheld_reasons_are_the_rules_and_the_callers() -> None:
     assert set(compose.TOOLS_WITHHELD_REASONS) == {*compose.TOOLS_WITHHELD, "caller"}
 
 
-UNKNOWN_LANE = cast("Lane", "bedrock.converse")
+UNKNOWN_LANE = cast("Lane", "mistral.chat")
 LANE_READERS: dict[str, Callable[[Lane], object]] = {
     "tool_choice_none": tool_choice_none,
     "system_prompt_pieces": lambda lane: system_prompt_pieces({}, lane=lane),
@@ -316,10 +317,22 @@ LANE_READERS: dict[str, Callable[[Lane], object]] = {
 @pytest.mark.parametrize("read", LANE_READERS.values(), ids=list(LANE_READERS))
 def test_a_lane_outside_the_vocabulary_is_refused_not_guessed(read: Callable[[Lane], object]) -> None:
     """Every rule that reads a lane refuses one outside ``LANES`` instead of reading it as another."""
-    with pytest.raises(UnknownLaneError, match=r"bedrock\.converse"):
+    with pytest.raises(UnknownLaneError, match=r"mistral\.chat"):
         read(UNKNOWN_LANE)
-    for lane in LANES:
+    for lane in compose.TOOL_CHOICE_LANES:
         read(lane)
+    for lane in set(LANES) - set(compose.TOOL_CHOICE_LANES):  # Bedrock Converse: no "call no tool"
+        with contextlib.suppress(UnsupportedLaneError):
+            read(lane)
+
+
+def test_bedrock_converse_has_no_tool_choice_that_calls_no_tool() -> None:
+    """Converse's toolChoice is auto, any or one tool: withholding tools there is a typed error, never a guess."""
+    assert set(LANES) - set(compose.TOOL_CHOICE_LANES) == {"bedrock.converse"}
+    with pytest.raises(UnsupportedLaneError, match="no tool choice"):
+        compose.with_tools_withheld({}, lane="bedrock.converse")
+    request = {"toolConfig": {"tools": [], "toolChoice": {"auto": {}}}}
+    assert compose.request_tool_choice(request, lane="bedrock.converse") == {"auto": {}}
 
 
 GEMINI: Lane = "gemini.generate_content"

@@ -4,7 +4,8 @@ The limits, in the providers' words: Chat Completions ``Invalid 'messages[3].too
 long. Expected a string with maximum length 40, but got a string with length 41 instead.``
 (microsoft/autogen#6377, agno-agi/agno#5382); Responses ``Invalid 'input[149].call_id': string too long.
 Expected a string with maximum length 64, but got a string with length 86 instead.`` (openai/codex#14355,
-AnswerDotAI/fastllm#45); Anthropic ``String should match pattern '^[a-zA-Z0-9_-]+$'``.
+AnswerDotAI/fastllm#45); Anthropic ``String should match pattern '^[a-zA-Z0-9_-]+$'``; Bedrock Converse: the
+service model's ``ToolUseId``, 1 to 64 characters of ``[a-zA-Z0-9_.:-]+`` (run-llama/llama_index#22775).
 """
 
 from __future__ import annotations
@@ -16,12 +17,18 @@ from hypothesis import strategies as st
 
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn._view import field
+from otel_toolturn.lanes import bedrock_converse
 from otel_toolturn.lanes._common import derive_id
 from tests.test_law_properties import _check, transcripts
 from tests.transcripts import A, Event, R, U, build, c
 
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
-LIMITS: dict[Lane, int] = {"anthropic.messages": 64, "openai.chat_completions": 40, "openai.responses": 64}
+LIMITS: dict[Lane, int] = {
+    "anthropic.messages": 64,
+    "openai.chat_completions": 40,
+    "openai.responses": 64,
+    "bedrock.converse": 64,
+}
 """The longest call id the law writes in each lane with a limit (Anthropic: ours, the API states none)."""
 
 LONG_IDS = ("c0", "c" * 40, "d" * 41, "e" * 64, "f" * 65, "g" * 70, "fn.lookup:" + "h" * 58)
@@ -33,7 +40,9 @@ def _written_ids(lane: Lane, messages: object) -> list[str]:
     assert isinstance(messages, list)
     found: list[str] = []
     for item in messages:
-        if lane == "anthropic.messages":
+        if lane == "bedrock.converse":
+            found.extend(_bedrock_ids(item))
+        elif lane == "anthropic.messages":
             content = field(item, "content")
             for block in content if isinstance(content, list) else ():
                 found.extend(str(field(block, key)) for key in ("id", "tool_use_id") if field(block, key) is not None)
@@ -46,7 +55,21 @@ def _written_ids(lane: Lane, messages: object) -> list[str]:
     return found
 
 
+def _bedrock_ids(message: object) -> list[str]:
+    """The ids of a Converse message's ``toolUse`` and ``toolResult`` blocks, in order."""
+    content = field(message, "content")
+    found: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        for key in ("toolUse", "toolResult"):
+            call_id = field(field(block, key), "toolUseId") if field(block, key) is not None else None
+            if call_id is not None:
+                found.append(str(call_id))
+    return found
+
+
 def _fits(lane: Lane, call_id: str, given_ids: set[str]) -> bool:
+    if lane == "bedrock.converse":
+        return bedrock_converse.fits_id(call_id)
     if lane == "anthropic.messages":
         return _ANTHROPIC_ID.match(call_id) is not None and (call_id in given_ids or len(call_id) <= LIMITS[lane])
     return len(call_id) <= LIMITS[lane]

@@ -125,11 +125,17 @@ def test_an_uncopyable_item_that_needs_a_repair_is_a_typed_error(lane: Lane) -> 
         role = "model"
         parts = ({"functionCall": {"name": "f", "id": "c1"}}, {"functionCall": {"name": "f", "id": "c1"}})
 
+    class OpaqueConverse:
+        role = "assistant"
+        content = ({"toolUse": {"toolUseId": "c1", "name": "f"}}, {"toolUse": {"toolUseId": "c1", "name": "f"}})
+
     items: list[object] = (
         [Opaque(), {"role": "user", "content": "q"}, Opaque()] if lane == "openai.responses" else [Opaque()]
     )
     if lane == "gemini.generate_content":
         items = [{"role": "user", "parts": [{"text": "q"}]}, OpaqueModel()]
+    if lane == "bedrock.converse":
+        items = [OpaqueConverse()]
     with pytest.raises(ToolTurnInputError, match="Opaque"):
         ensure_tool_turn_invariants(items, lane=lane)
 

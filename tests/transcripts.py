@@ -175,6 +175,8 @@ def build(lane: Lane, events: list[Event] | tuple[Event, ...], *, merge_user: bo
         return [_chat(e) for e in events]
     if lane == "gemini.generate_content":
         return gemini(events, merge_user=merge_user)
+    if lane == "bedrock.converse":
+        return bedrock(events)
     items: list[object] = []
     kinds: dict[str, CallKind] = {}  # each call id's kind, as its nearest earlier call has it
     for number, event in enumerate(events):
@@ -361,6 +363,55 @@ def responses_output(
         kind, "function_call_output"
     )
     return {"type": output_type, "call_id": call_id, "output": output}
+
+
+def bedrock(events: list[Event] | tuple[Event, ...]) -> list[object]:
+    """The Bedrock Converse ``messages`` of ``events``: consecutive events of one role share one message.
+
+    The service refuses two messages of one role in a row, so a client stores them as one: results and
+    the user's text in one user message, in the order recorded; an answer streamed in pieces as one
+    assistant message. An answer after an assistant message with calls is the model's next answer, its
+    own message (the calls were sent with closes in between).
+    """
+    messages: list[dict[str, object]] = []
+    for event in events:
+        role, blocks = _bedrock(event)
+        last = messages[-1] if messages else None
+        calls = last is not None and any("toolUse" in block for block in last["content"])  # type: ignore[attr-defined]
+        if last is not None and last["role"] == role and not (role == "assistant" and calls):
+            messages[-1]["content"] = [*messages[-1]["content"], *blocks]  # type: ignore[misc]
+        else:
+            messages.append({"role": role, "content": blocks})
+    return list[object](messages)
+
+
+def _bedrock(event: Event) -> tuple[str, list[object]]:
+    """One event as its role and the Converse blocks it adds to a message of that role."""
+    if isinstance(event, U | L):
+        return "user", [{"text": event.text}]
+    if isinstance(event, A):
+        blocks: list[object] = []
+        for block in event.blocks:
+            if isinstance(block, Text):
+                blocks.append({"text": block.text})
+            elif isinstance(block, Thinking):
+                blocks.append(
+                    {"reasoningContent": {"reasoningText": {"text": block.text, "signature": "sig-" + block.text}}}
+                )
+            else:
+                use = {"toolUseId": block.call_id, "name": block.name, "input": json.loads(block.arguments)}
+                blocks.append({"toolUse": use})
+        return "assistant", blocks
+    result: dict[str, object]
+    if isinstance(event, R):
+        result = {"toolUseId": event.call_id, "content": [{"text": event.output}]}
+        if event.is_error:
+            result["status"] = "error"
+    elif isinstance(event, Rx):
+        result = {"toolUseId": event.call_id, "content": [{"text": event.text}]}
+    else:
+        result = {"toolUseId": event.call_id, "content": [{"text": INTERRUPTED_RESULT_TEXT}], "status": "error"}
+    return "user", [{"toolResult": result}]
 
 
 def as_api_reads(lane: Lane, messages: object) -> list[object]:

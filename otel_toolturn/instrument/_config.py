@@ -102,7 +102,11 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
     for provider in PROVIDERS
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
-``gemini.*`` lanes are the ``google_genai`` SDK's)."""
+``gemini.*`` lanes are the ``google_genai`` SDK's). ``bedrock.converse`` is no provider's yet: botocore's
+``converse`` / ``converse_stream`` are not patched (``UNINSTRUMENTED_LANES``)."""
+
+UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset({"bedrock.converse"})
+"""The lanes of ``LANES`` no instrumented SDK speaks yet: the law, ``validate`` and the CLI read them."""
 
 _log = logging.getLogger("otel_toolturn.instrument")
 

@@ -12,13 +12,14 @@ from typing import Final, cast
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
 from otel_toolturn._view import LaneAdapter
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import anthropic_messages, gemini, openai_chat, openai_responses
+from otel_toolturn.lanes import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
 
 ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
     "anthropic.messages": anthropic_messages.ADAPTER,
     "openai.chat_completions": openai_chat.ADAPTER,
     "openai.responses": openai_responses.ADAPTER,
     "gemini.generate_content": gemini.ADAPTER,
+    "bedrock.converse": bedrock_converse.ADAPTER,
 }
 
 

@@ -9,7 +9,8 @@ import httpx2
 import openai
 import pytest
 
-from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn._vocab import Lane
+from otel_toolturn.streams import OBSERVED_LANES
 from tests.streams._drive import raw_report
 from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, g_call, g_tool_turn, r_tool_turn, sse_bytes
 from tests.streams._sdk import (
@@ -58,7 +59,7 @@ async def async_events(lane: Lane, body: bytes) -> list[object]:
     return events
 
 
-@pytest.mark.parametrize("lane", LANES)
+@pytest.mark.parametrize("lane", OBSERVED_LANES)
 async def test_async_stream_gives_the_raw_report(lane: Lane) -> None:
     """Events from the async client's stream give the same report as the raw frames."""
     frames = TURNS[lane]

@@ -14,6 +14,6 @@ def test_all_names_resolve_and_every_public_name_is_listed() -> None:
         for name, value in vars(streams).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
-    public -= {"annotations", "NoReturn", "LANES", "Lane", "UnknownLaneError"}
+    public -= {"annotations", "NoReturn", "Final", "LANES", "Lane", "UnknownLaneError", "UnsupportedLaneError"}
     assert set(streams.__all__) == public
     assert len(streams.__all__) == len(set(streams.__all__))

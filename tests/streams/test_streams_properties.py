@@ -9,7 +9,8 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn._vocab import Lane
+from otel_toolturn.streams import OBSERVED_LANES
 from tests.streams._drive import raw_report, sdk_report
 from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, r_tool_turn
 
@@ -27,7 +28,7 @@ def split(text: str, cuts: list[int]) -> list[str]:
 
 
 # The lanes whose call arguments stream as text fragments (Gemini's arrive whole: test_streams_gemini_properties).
-FRAGMENT_LANES: tuple[Lane, ...] = tuple(lane for lane in LANES if lane != "gemini.generate_content")
+FRAGMENT_LANES: tuple[Lane, ...] = tuple(lane for lane in OBSERVED_LANES if lane != "gemini.generate_content")
 
 # A turn with the call left open and an ending that closes nothing: (lane, frames builder)
 OPEN_TURNS: dict[Lane, list[Callable[[list[str]], list[Frame]]]] = {
