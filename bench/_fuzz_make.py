@@ -65,7 +65,8 @@ as the very same object; a result for a pool id, which may answer nothing; a use
 anywhere; an answer with calls and no results; an assistant message cut in two consecutive ones, one
 per streamed chunk; a signed call's thought signature left out (Gemini); a call item given another call
 item's ``id``, its ``call_id`` its own (Responses, a retry that kept the item id); a result nested in
-another result's content (Anthropic, Bedrock); a server or MCP tool's result block left out of its answer (Anthropic)."""
+another result's content (Anthropic, Bedrock); a server or MCP tool's result block left out of its answer
+(Anthropic)."""
 FAULTS: Final[tuple[Fault, ...]] = get_args(Fault)
 
 _EVERY_LANE: Final[tuple[Fault, ...]] = (

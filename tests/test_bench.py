@@ -708,3 +708,13 @@ def test_a_view_that_is_the_input_is_not_sent_again() -> None:
         assert fuzz.wire_outcome("gemini.generate_content", items, items, refusing) == "checked"
     finally:
         refusing.close()
+
+
+def test_the_init_bench_probe_times_three_steps_and_sees_no_sdk_imported() -> None:
+    """``bench.init``: a fresh process times the SDK import, our import and ``init()``; ``init()`` imports no SDK."""
+    from bench import init as init_bench  # noqa: PLC0415 - one bench module, loaded by the test that needs it
+
+    found = init_bench.probe()
+    assert found["sdks_imported"] == []
+    times = [found[key] for key in ("sdk_import", "instrument_import", "init")]
+    assert all(isinstance(t, float) and t >= 0 for t in times)

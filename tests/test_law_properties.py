@@ -229,14 +229,18 @@ def _check(
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@_SETTINGS
+_KINDS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+"""For lanes with calls of several kinds (Anthropic server and MCP tools; Responses shell, patch, computer calls)."""
+
+
+@_KINDS
 @given(transcripts("anthropic.messages"))
 def test_anthropic_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
-    """Anthropic: the view validates, a second pass is a no-op, and nothing is lost unreported."""
+    """Anthropic, server and MCP tools among the calls: valid, a fixed point, nothing lost unreported."""
     _check("anthropic.messages", events)
 
 
-@_SETTINGS
+@_KINDS
 @given(transcripts("anthropic.messages"))
 def test_anthropic_with_results_and_text_sharing_user_messages(events: list[Event]) -> None:
     """Anthropic, results and user text in shared messages: the same properties hold."""
@@ -324,8 +328,8 @@ def _ahead_of(view: list[object] | object, payload: str) -> list[object]:
 
 
 @st.composite
-def _growth(draw: st.DrawFn) -> tuple[Lane, list[Event], list[Event], bool]:
-    lane = draw(st.sampled_from(LANES))
+def _growth(draw: st.DrawFn, lanes: tuple[Lane, ...] = LANES) -> tuple[Lane, list[Event], list[Event], bool]:
+    lane = draw(st.sampled_from(lanes))
     merge_user = lane in ("anthropic.messages", GEMINI) and draw(st.booleans())
     return lane, draw(sessions(lane)), draw(transcripts(lane, tag="d")), merge_user
 
@@ -474,6 +478,28 @@ def test_a_list_the_provider_accepts_is_its_own_view(case: tuple[Lane, list[Even
     Every request: the list, and each list a model answer in it was given. A list that validates only
     now, after an answer the model gave over a close, keeps the close it answered over (append-stable).
     """
+    _identity_when_valid(case)
+
+
+@_KINDS
+@given(_growth(lanes=(ANTHROPIC,)))
+def test_anthropic_with_server_tools_a_list_the_provider_accepts_is_its_own_view(
+    case: tuple[Lane, list[Event], list[Event], bool],
+) -> None:
+    """Anthropic, server and MCP tools among the calls: a list the provider accepts is its own view."""
+    _identity_when_valid(case)
+
+
+@_KINDS
+@given(_growth(lanes=("openai.responses",)))
+def test_responses_with_calls_of_every_kind_a_list_the_provider_accepts_is_its_own_view(
+    case: tuple[Lane, list[Event], list[Event], bool],
+) -> None:
+    """Responses, shell, patch and computer calls among the calls: a list the provider accepts is its own view."""
+    _identity_when_valid(case)
+
+
+def _identity_when_valid(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
     lane, events, more, merge_user = case
     for given_events in (events, events + more):
         given_list = build(lane, given_events, merge_user=merge_user)

@@ -89,6 +89,24 @@ def test_opentelemetry_instrument_loads_the_entry_point() -> None:
     assert "ANSWER ok" in done.stdout
 
 
+def test_init_imports_no_sdk_and_patches_one_imported_after_it() -> None:
+    """``init()`` imports no SDK; the openai SDK imported after it is patched as it loads, and its calls go through."""
+    code = (
+        "import sys, otel_toolturn\n"
+        "otel_toolturn.init()\n"
+        "print('IMPORTED', sorted(m for m in ('openai', 'anthropic', 'google.genai', 'litellm') if m in sys.modules))\n"
+        "import wrapt, openai.resources.chat.completions.completions as m\n"
+        "print('PATCHED', isinstance(vars(m.Completions)['create'], wrapt.FunctionWrapper))\n" + CALL
+    )
+    done = _run(
+        code, env={"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert "IMPORTED []" in done.stdout
+    assert "PATCHED True" in done.stdout
+    assert "ANSWER ok" in done.stdout
+
+
 ANTHROPIC_CALL: Final = """
 import httpx2, anthropic
 def answer(request):
