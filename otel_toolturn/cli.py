@@ -443,6 +443,8 @@ class Finding:
     violations: tuple[Violation, ...]
     view: ToolTurnView
     still_refused: tuple[Violation, ...]
+    shape_lane: Lane | None = None
+    """With ``--lane``: the lane the shape reads as when it is plainly another (``None``: it agrees, or tells none)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -455,6 +457,10 @@ class Finding:
 def judge(entry: Entry, *, lane: Lane | None) -> Finding:
     """Run the provider rules and the law on one transcript (chained when its body says so)."""
     chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
+    shape_lane: Lane | None = None
+    if lane is not None:
+        read_as, read_guessed = detect_lane(entry)
+        shape_lane = read_as if read_as != lane and not read_guessed else None
     body = entry.body or {}
     chained = continues_server_state(body, lane=chosen)
     violations = validate(entry.messages, lane=chosen, chained=chained)
@@ -467,6 +473,7 @@ def judge(entry: Entry, *, lane: Lane | None) -> Finding:
         violations=tuple(violations),
         view=view,
         still_refused=tuple(still),
+        shape_lane=shape_lane,
     )
 
 
@@ -527,6 +534,8 @@ def render_text(finding: Finding) -> str:
     guessed = ", guessed: no tool turn to tell the lanes apart" if finding.lane_guessed else ""
     what = "request body" if entry.container == "body" else "list"
     lines = [f"{entry.source}: {finding.lane} ({what}, {count} messages{guessed})"]
+    if finding.shape_lane is not None:
+        lines.append(f"  note: its shape reads as {finding.shape_lane}; judged as {finding.lane}, as --lane asked")
     if finding.violations:
         lines.append("  the provider would refuse it (HTTP 400):")
         lines.extend(f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.violations)
@@ -552,6 +561,7 @@ def as_json(finding: Finding) -> dict[str, object]:
         "source": finding.entry.source,
         "lane": finding.lane,
         "lane_guessed": finding.lane_guessed,
+        "shape_lane": finding.shape_lane,
         "violations": [{"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations],
         "repairs": [
             {"form": r.form, "tool_call_ids": list(r.tool_call_ids), "lossy": r.lossy, "before_run": r.before_run}

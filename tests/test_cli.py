@@ -815,3 +815,21 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.strip() == f"otel-toolturn {otel_toolturn.__version__}"
+
+
+def test_a_lane_asked_against_the_shape_is_judged_as_asked_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--lane chat`` on an Anthropic body: judged as Chat, and one note says its shape reads as Anthropic."""
+    body = {
+        "model": "claude-x",
+        "system": "be brief",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    code, out, _ = run(capsys, str(write(tmp_path, "body.json", body)), "--lane", "chat")
+    assert code == 0
+    assert "note: its shape reads as anthropic.messages; judged as openai.chat_completions, as --lane asked" in out
+    _, out, _ = run(capsys, str(write(tmp_path, "body.json", body)), "--lane", "chat", "--json")
+    assert json.loads(out)["shape_lane"] == "anthropic.messages"
+    _, out, _ = run(capsys, str(write(tmp_path, "body.json", body)), "--lane", "anthropic")
+    assert "note:" not in out
