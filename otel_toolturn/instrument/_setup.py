@@ -30,8 +30,11 @@ application's providers, processors and exporters are never wrapped or changed.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import logging
+import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -156,7 +159,7 @@ def _is_default(provider: object) -> bool:
 def tracer_provider(environ: Mapping[str, str], resource: Resource, on_error: OnError = _ignore) -> TracerProvider:
     """A tracer provider with a batch processor per ``OTEL_TRACES_EXPORTER`` exporter, each counted."""
     deadline_s = _deadline(environ, SPAN_DEADLINE_VARIABLE)
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     for name in _exporters(environ, "OTEL_TRACES_EXPORTER"):
         exporter: SpanExporter | None = None
         if name == "console":
@@ -186,7 +189,7 @@ def meter_provider(environ: Mapping[str, str], resource: Resource, on_error: OnE
             _log.warning("otel-toolturn: unknown OTEL_METRICS_EXPORTER %r ignored", name)
         if exporter is not None:
             readers.append(PeriodicExportingMetricReader(CountingMetricExporter(exporter, on_error=on_error)))
-    return MeterProvider(resource=resource, metric_readers=readers)
+    return MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
 
 
 def _prometheus(environ: Mapping[str, str]) -> MetricReader:
@@ -203,7 +206,7 @@ def _prometheus(environ: Mapping[str, str]) -> MetricReader:
 def logger_provider(environ: Mapping[str, str], resource: Resource, on_error: OnError = _ignore) -> LoggerProvider:
     """A logger provider with a batch processor per ``OTEL_LOGS_EXPORTER`` exporter, each counted."""
     deadline_s = _deadline(environ, LOG_DEADLINE_VARIABLE)
-    provider = LoggerProvider(resource=resource)
+    provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     for name in _exporters(environ, "OTEL_LOGS_EXPORTER"):
         exporter: LogRecordExporter | None = None
         if name == "console":
@@ -250,7 +253,20 @@ def configure_missing(
     if wanted.logs:
         logs_made = logger_provider(environ, resource, on_error)
         _logs.set_logger_provider(logs_made)
-    return Owned(tracer_provider=traces_made, meter_provider=metrics_made, logger_provider=logs_made)
+    owned = Owned(tracer_provider=traces_made, meter_provider=metrics_made, logger_provider=logs_made)
+    if traces_made is not None or metrics_made is not None or logs_made is not None:
+        atexit.register(close, owned, where=_destination(environ))
+    return owned
+
+
+EXIT_BOUND_S: Final = 1.0
+"""How long the providers ``init`` created may take to shut down (their last export included)."""
+
+
+def _destination(environ: Mapping[str, str]) -> str:
+    """Where the created exporters send, in words (for the one line said when they could not deliver)."""
+    endpoint = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    return endpoint or "the OTLP default, localhost:4317/4318"
 
 
 def flush(on_error: OnError = _ignore) -> None:
@@ -277,8 +293,35 @@ def flush(on_error: OnError = _ignore) -> None:
             _count(on_error, stage, TimeoutError("the provider's flush did not complete"))
 
 
-def close(owned: Owned) -> None:
-    """Shut down the providers otel-toolturn created (never the application's); never raises."""
+def close(owned: Owned, *, where: str | None = None) -> bool:
+    """Shut down the providers otel-toolturn created (never the application's), within ``EXIT_BOUND_S``; never raises.
+
+    Their shutdown (the last export, the exporters' retries) runs on a daemon thread; a shutdown not done
+    within the bound is left to it, and, when ``where`` says where telemetry was meant to go, one line on
+    stderr says it was not delivered. So a process exits within a second with no collector listening.
+    Closing twice does nothing more. Returns whether the shutdown finished in time.
+    """
+    with _CLOSING:
+        if id(owned) in _CLOSED:
+            return True
+        _CLOSED.add(id(owned))
+    worker = threading.Thread(target=_shut_down, args=(owned,), name="otel-toolturn-shutdown", daemon=True)
+    worker.start()
+    worker.join(EXIT_BOUND_S)
+    if worker.is_alive():
+        if where is not None:
+            sys.stderr.write(
+                f"otel-toolturn: telemetry not delivered within {EXIT_BOUND_S:g} s at exit; it was meant for {where}\n"
+            )
+        return False
+    return True
+
+
+_CLOSING: Final = threading.Lock()
+_CLOSED: Final[set[int]] = set()
+
+
+def _shut_down(owned: Owned) -> None:
     for mine in (owned.tracer_provider, owned.meter_provider, owned.logger_provider):
         if mine is None:
             continue

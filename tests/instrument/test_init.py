@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,26 @@ def test_init_imports_no_sdk_and_patches_one_imported_after_it() -> None:
     assert "IMPORTED []" in done.stdout
     assert "PATCHED True" in done.stdout
     assert "ANSWER ok" in done.stdout
+
+
+def test_with_no_collector_listening_the_exit_stops_waiting_at_the_bound_and_says_where_telemetry_went() -> None:
+    """OTLP at a port nothing listens on: the exit leaves the exporters' retries at the bound, saying so in one line."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free now, and nothing listens on it
+    code = (
+        "import otel_toolturn\n"
+        "otel_toolturn.init()\n"
+        "from opentelemetry import trace\n"
+        "with trace.get_tracer('app').start_as_current_span('work'):\n"
+        "    pass\n"
+    )
+    done = _run(code, env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}", "OTEL_LOGS_EXPORTER": "none"})
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("otel-toolturn:")]
+    assert said == [
+        f"otel-toolturn: telemetry not delivered within 1 s at exit; it was meant for http://127.0.0.1:{port}"
+    ]
 
 
 ANTHROPIC_CALL: Final = """
