@@ -266,13 +266,15 @@ def test_the_stack_alertmanager_config_passes_amtool() -> None:
 
 
 def test_the_collector_pipelines_send_traces_to_jaeger_and_metrics_to_prometheus() -> None:
-    """The Collector config receives OTLP, exports traces to Jaeger and exposes metrics for the scrape."""
+    """The Collector config receives OTLP, exports traces to Jaeger, exposes metrics, and accepts log records."""
     config = _yaml(STACK / "otel-collector.yaml")
     pipelines = config["service"]["pipelines"]
     assert pipelines["traces"]["receivers"] == ["otlp"] == pipelines["metrics"]["receivers"]
     assert config["exporters"]["otlp/jaeger"]["endpoint"].startswith("jaeger:")
     assert pipelines["traces"]["exporters"] == ["otlp/jaeger"]
     assert pipelines["metrics"]["exporters"] == ["prometheus"]
+    assert pipelines["logs"]["receivers"] == ["otlp"]
+    assert pipelines["logs"]["exporters"] == ["debug"]
     scraped = _yaml(STACK / "prometheus.yml")["scrape_configs"][0]["static_configs"][0]["targets"]
     port = config["exporters"]["prometheus"]["endpoint"].rsplit(":", 1)[1]
     assert scraped == [f"otel-collector:{port}"]
