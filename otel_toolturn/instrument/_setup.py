@@ -16,8 +16,10 @@ pipeline (no OTLP log exporter, no connection to a collector) it did not ask for
 Exporters, per signal (``OTEL_TRACES_EXPORTER``, ``OTEL_METRICS_EXPORTER``,
 ``OTEL_LOGS_EXPORTER``; comma-separated; default ``otlp``): ``otlp`` (protocol from
 ``OTEL_EXPORTER_OTLP_PROTOCOL``: ``http/protobuf`` by default, or ``grpc``; endpoint and headers
-read by the exporter itself from ``OTEL_EXPORTER_OTLP_*``), ``console``, ``none``; for metrics
-also ``prometheus`` (a scrape endpoint on ``OTEL_EXPORTER_PROMETHEUS_HOST``:
+read by the exporter itself from ``OTEL_EXPORTER_OTLP_*``), ``none``, and any exporter registered
+in the SDK's entry-point groups (``opentelemetry_traces_exporter``, ...: ``console``,
+``otlp_proto_grpc``, ``otlp_proto_http``, a vendor's), made as the SDK's own configuration makes it;
+for metrics also ``prometheus`` (a scrape endpoint on ``OTEL_EXPORTER_PROMETHEUS_HOST``:
 ``OTEL_EXPORTER_PROMETHEUS_PORT``, default ``localhost:9464``). The resource comes from
 ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
 
@@ -32,26 +34,26 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import importlib.metadata
 import logging
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter, LogRecordExporter
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
-    ConsoleMetricExporter,
     MetricExporter,
     MetricReader,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._exporters import (
@@ -132,15 +134,29 @@ def _grpc(environ: Mapping[str, str], signal: str) -> bool:
     return protocol.strip().lower() == "grpc"
 
 
-def _otlp(environ: Mapping[str, str], signal: str, class_name: str) -> object:
-    transport = "grpc" if _grpc(environ, signal) else "http"
-    module_name = {
-        "TRACES": "trace_exporter",
-        "METRICS": "metric_exporter",
-        "LOGS": "_log_exporter",
-    }[signal]
-    module = importlib.import_module(f"opentelemetry.exporter.otlp.proto.{transport}.{module_name}")
-    exporter: object = getattr(module, class_name)()
+_GROUPS: Final = {
+    "TRACES": "opentelemetry_traces_exporter",
+    "METRICS": "opentelemetry_metrics_exporter",
+    "LOGS": "opentelemetry_logs_exporter",
+}
+"""The entry-point groups the SDK's exporters register under, per signal (the SDK's own configurator reads them)."""
+
+
+def _exporter(environ: Mapping[str, str], signal: str, name: str) -> object | None:
+    """The exporter registered as ``name`` for ``signal``, made with no arguments (it reads its own ``OTEL_*``).
+
+    ``otlp`` is the OTLP exporter of the protocol ``OTEL_EXPORTER_OTLP[_<SIGNAL>]_PROTOCOL`` names
+    (``http/protobuf`` by default, or ``grpc``); any other name is looked up as registered, so a vendor's
+    exporter or ``otlp_proto_grpc`` works as it does under the SDK's own configuration. ``None``: no
+    exporter is registered under that name (a warning says so).
+    """
+    if name == "otlp":
+        name = "otlp_proto_grpc" if _grpc(environ, signal) else "otlp_proto_http"
+    found = [e for e in importlib.metadata.entry_points(group=_GROUPS[signal]) if e.name == name]
+    if not found:
+        _log.warning("otel-toolturn: no OTEL_%s_EXPORTER %r is installed; ignored", signal, name)
+        return None
+    exporter: object = found[0].load()()
     return exporter
 
 
@@ -161,13 +177,7 @@ def tracer_provider(environ: Mapping[str, str], resource: Resource, on_error: On
     deadline_s = _deadline(environ, SPAN_DEADLINE_VARIABLE)
     provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     for name in _exporters(environ, "OTEL_TRACES_EXPORTER"):
-        exporter: SpanExporter | None = None
-        if name == "console":
-            exporter = ConsoleSpanExporter()
-        elif name == "otlp":
-            exporter = _otlp(environ, "TRACES", "OTLPSpanExporter")  # type: ignore[assignment]
-        else:
-            _log.warning("otel-toolturn: unknown OTEL_TRACES_EXPORTER %r ignored", name)
+        exporter = cast("SpanExporter | None", _exporter(environ, "TRACES", name))
         if exporter is not None:
             counted = CountingSpanExporter(exporter, on_error=on_error, deadline_s=deadline_s)
             provider.add_span_processor(BatchSpanProcessor(counted))
@@ -178,15 +188,10 @@ def meter_provider(environ: Mapping[str, str], resource: Resource, on_error: OnE
     """A meter provider with a periodic reader per ``OTEL_METRICS_EXPORTER`` exporter (each counted), or Prometheus."""
     readers: list[MetricReader] = []
     for name in _exporters(environ, "OTEL_METRICS_EXPORTER"):
-        exporter: MetricExporter | None = None
-        if name == "console":
-            exporter = ConsoleMetricExporter()
-        elif name == "otlp":
-            exporter = _otlp(environ, "METRICS", "OTLPMetricExporter")  # type: ignore[assignment]
-        elif name == "prometheus":
+        if name == "prometheus":
             readers.append(_prometheus(environ))
-        else:
-            _log.warning("otel-toolturn: unknown OTEL_METRICS_EXPORTER %r ignored", name)
+            continue
+        exporter = cast("MetricExporter | None", _exporter(environ, "METRICS", name))
         if exporter is not None:
             readers.append(PeriodicExportingMetricReader(CountingMetricExporter(exporter, on_error=on_error)))
     return MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
@@ -208,13 +213,7 @@ def logger_provider(environ: Mapping[str, str], resource: Resource, on_error: On
     deadline_s = _deadline(environ, LOG_DEADLINE_VARIABLE)
     provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     for name in _exporters(environ, "OTEL_LOGS_EXPORTER"):
-        exporter: LogRecordExporter | None = None
-        if name == "console":
-            exporter = ConsoleLogRecordExporter()
-        elif name == "otlp":
-            exporter = _otlp(environ, "LOGS", "OTLPLogExporter")  # type: ignore[assignment]
-        else:
-            _log.warning("otel-toolturn: unknown OTEL_LOGS_EXPORTER %r ignored", name)
+        exporter = cast("LogRecordExporter | None", _exporter(environ, "LOGS", name))
         if exporter is not None:
             counted = CountingLogRecordExporter(exporter, on_error=on_error, deadline_s=deadline_s)
             provider.add_log_record_processor(BatchLogRecordProcessor(counted))

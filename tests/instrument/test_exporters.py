@@ -99,7 +99,7 @@ def hanging() -> Iterator[type[_HangingSpans]]:
 def test_span_exporter_that_raises(instrument: Instrument, otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A span exporter init created raising: the caller's results are unchanged; counted as ``span_export``."""
     plain = [_call(stream=False)[0], _call(stream=True)[0]]
-    monkeypatch.setattr(_setup, "ConsoleSpanExporter", _RaisingSpans)
+    monkeypatch.setattr(_setup, "_exporter", lambda _environ, _signal, _name: _RaisingSpans())
     otel.tracer_provider = _setup.tracer_provider({"OTEL_TRACES_EXPORTER": "console"}, RESOURCE, _count_export_error)
     instrument()
     assert [_call(stream=False)[0], _call(stream=True)[0]] == plain
@@ -113,7 +113,7 @@ def test_span_exporter_that_hangs(
 ) -> None:
     """A span exporter hanging behind the batch processor: calls complete unchanged, the flush returns, counted."""
     plain = _call(stream=False)[0]
-    monkeypatch.setattr(_setup, "ConsoleSpanExporter", hanging)
+    monkeypatch.setattr(_setup, "_exporter", lambda _environ, _signal, _name: hanging())
     environ = {"OTEL_TRACES_EXPORTER": "console", "OTEL_BSP_EXPORT_TIMEOUT": "20"}
     otel.tracer_provider = _setup.tracer_provider(environ, RESOURCE, _count_export_error)
     instrument()
@@ -130,7 +130,7 @@ def test_span_exporter_that_hangs(
 def test_log_exporter_that_raises(instrument: Instrument, otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log exporter init created raising on the repair events' records: results unchanged; ``log_export`` counted."""
     plain = _call(stream=False)[0]
-    monkeypatch.setattr(_setup, "ConsoleLogRecordExporter", _RaisingLogs)
+    monkeypatch.setattr(_setup, "_exporter", lambda _environ, _signal, _name: _RaisingLogs())
     otel.logger_provider = _setup.logger_provider({"OTEL_LOGS_EXPORTER": "console"}, RESOURCE, _count_export_error)
     instrument()
     assert _call(stream=False)[0] == plain
@@ -222,3 +222,33 @@ def test_the_providers_init_creates_wrap_their_exporters() -> None:
     processors = made._active_span_processor._span_processors
     assert [type(p._batch_processor._exporter) for p in processors] == [CountingSpanExporter]  # type: ignore[attr-defined]
     made.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("otlp_proto_grpc", "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"),
+        ("otlp_proto_http", "opentelemetry.exporter.otlp.proto.http.trace_exporter"),
+        ("console", "opentelemetry.sdk.trace.export"),
+    ],
+)
+def test_any_exporter_registered_with_the_sdk_is_made_by_its_name(name: str, module: str) -> None:
+    """``OTEL_TRACES_EXPORTER`` names resolve through the SDK's entry points, as its own configuration does."""
+    provider = _setup.tracer_provider({"OTEL_TRACES_EXPORTER": name}, RESOURCE)
+    try:
+        processors = provider._active_span_processor._span_processors
+        (processor,) = processors
+        exporter = processor._batch_processor._exporter  # type: ignore[attr-defined]
+        assert type(exporter.exporter).__module__ == module
+    finally:
+        provider.shutdown()
+
+
+def test_an_exporter_name_nothing_registers_is_left_out_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """An unknown ``OTEL_TRACES_EXPORTER`` name makes no exporter and says so once."""
+    with caplog.at_level("WARNING", logger="otel_toolturn.instrument"):
+        provider = _setup.tracer_provider({"OTEL_TRACES_EXPORTER": "no_such_exporter"}, RESOURCE)
+    provider.shutdown()
+    assert [r.getMessage() for r in caplog.records] == [
+        "otel-toolturn: no OTEL_TRACES_EXPORTER 'no_such_exporter' is installed; ignored"
+    ]
