@@ -220,7 +220,43 @@ class _Maker:
         return None
 
 
-class _Anthropic(_Maker):
+class _BlockResults(_Maker):
+    """A maker whose results are blocks of user messages (Anthropic, Bedrock): found, dropped, split, repeated."""
+
+    def _is_result_block(self, block: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def _answered_id(self, block: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def _results_in(self, item: object) -> list[int]:
+        if not isinstance(item, dict) or item.get("role") != "user" or not isinstance(item.get("content"), list):
+            return []
+        return [i for i, b in enumerate(item["content"]) if isinstance(b, dict) and self._is_result_block(b)]
+
+    def is_result(self, item: object) -> bool:
+        return bool(self._results_in(item))
+
+    def without_one(self, item: object) -> object | None:
+        at = self._results_in(item)
+        if len(at) < 2:
+            return None
+        gone = self.rng.choice(at)
+        return {**_dict(item), "content": [b for i, b in enumerate(_dict(item)["content"]) if i != gone]}
+
+    def split(self, item: object) -> list[object] | None:
+        blocks = _dict(item)["content"]
+        if len(blocks) < 2:
+            return None
+        cut = self.rng.randrange(1, len(blocks))
+        return [{"role": "user", "content": blocks[:cut]}, {"role": "user", "content": blocks[cut:]}]
+
+    def again(self, item: object) -> object:
+        block = _dict(item)["content"][self.rng.choice(self._results_in(item))]
+        return self.result(self._answered_id(block))
+
+
+class _Anthropic(_BlockResults):
     lane: Lane = "anthropic.messages"
 
     def call_id(self) -> str:
@@ -324,31 +360,11 @@ class _Anthropic(_Maker):
             },
         ]
 
-    def _results_in(self, item: object) -> list[int]:
-        if not isinstance(item, dict) or item.get("role") != "user" or not isinstance(item.get("content"), list):
-            return []
-        return [i for i, b in enumerate(item["content"]) if isinstance(b, dict) and b.get("type") == "tool_result"]
+    def _is_result_block(self, block: dict[str, Any]) -> bool:
+        return block.get("type") == "tool_result"
 
-    def is_result(self, item: object) -> bool:
-        return bool(self._results_in(item))
-
-    def without_one(self, item: object) -> object | None:
-        at = self._results_in(item)
-        if len(at) < 2:
-            return None
-        gone = self.rng.choice(at)
-        return {**_dict(item), "content": [b for i, b in enumerate(_dict(item)["content"]) if i != gone]}
-
-    def split(self, item: object) -> list[object] | None:
-        blocks = _dict(item)["content"]
-        if len(blocks) < 2:
-            return None
-        cut = self.rng.randrange(1, len(blocks))
-        return [{"role": "user", "content": blocks[:cut]}, {"role": "user", "content": blocks[cut:]}]
-
-    def again(self, item: object) -> object:
-        block = _dict(item)["content"][self.rng.choice(self._results_in(item))]
-        return self.result(block["tool_use_id"])
+    def _answered_id(self, block: dict[str, Any]) -> str:
+        return str(block["tool_use_id"])
 
     def chunked(self, item: object) -> list[object] | None:
         blocks = _dict(item)["content"]
@@ -754,7 +770,7 @@ _BEDROCK_IDS: Final = ("c0", "c1", "c2", "functions.lookup:0", "tooluse_" + "x" 
 with a space it refuses."""
 
 
-class _Bedrock(_Maker):
+class _Bedrock(_BlockResults):
     lane: Lane = "bedrock.converse"
 
     def call_id(self) -> str:
@@ -825,31 +841,11 @@ class _Bedrock(_Maker):
             lambda: self.nested(self.result(self.call_id())),
         ]
 
-    def _results_in(self, item: object) -> list[int]:
-        if not isinstance(item, dict) or item.get("role") != "user" or not isinstance(item.get("content"), list):
-            return []
-        return [i for i, b in enumerate(item["content"]) if isinstance(b, dict) and "toolResult" in b]
+    def _is_result_block(self, block: dict[str, Any]) -> bool:
+        return "toolResult" in block
 
-    def is_result(self, item: object) -> bool:
-        return bool(self._results_in(item))
-
-    def without_one(self, item: object) -> object | None:
-        at = self._results_in(item)
-        if len(at) < 2:
-            return None
-        gone = self.rng.choice(at)
-        return {**_dict(item), "content": [b for i, b in enumerate(_dict(item)["content"]) if i != gone]}
-
-    def split(self, item: object) -> list[object] | None:
-        blocks = _dict(item)["content"]
-        if len(blocks) < 2:
-            return None
-        cut = self.rng.randrange(1, len(blocks))
-        return [{"role": "user", "content": blocks[:cut]}, {"role": "user", "content": blocks[cut:]}]
-
-    def again(self, item: object) -> object:
-        block = _dict(item)["content"][self.rng.choice(self._results_in(item))]
-        return self.result(block["toolResult"]["toolUseId"])
+    def _answered_id(self, block: dict[str, Any]) -> str:
+        return str(block["toolResult"]["toolUseId"])
 
     def chunked(self, item: object) -> list[object] | None:
         blocks = _dict(item)["content"]
