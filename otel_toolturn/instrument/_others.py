@@ -23,6 +23,7 @@ never taken by a later call.
 
 from __future__ import annotations
 
+import logging
 import weakref
 from contextvars import ContextVar
 from typing import Final
@@ -38,6 +39,8 @@ _MARKS: Final = (names.GEN_AI_OPERATION_NAME, names.PROVIDER, "gen_ai.system")
 """Attributes, any of which makes a CLIENT span a GenAI span."""
 _INFERENCE: Final = frozenset({"chat", "generate_content", "text_completion"})
 """The operations of an inference span (``gen_ai.operation.name``); a span without one counts by the others."""
+
+_log = logging.getLogger("otel_toolturn.instrument")
 
 _STARTED: ContextVar[Span | None] = ContextVar("otel_toolturn_other_genai_span", default=None)
 """The last GenAI CLIENT span another tracer started in this context, until a call takes it."""
@@ -116,6 +119,27 @@ class GenAISpanWatch(SpanProcessor):
 
 _WATCHES: weakref.WeakKeyDictionary[object, GenAISpanWatch] = weakref.WeakKeyDictionary()
 """The watch added to each SDK tracer provider, so it is added once however often ``instrument`` runs."""
+
+
+_UNCONFIGURED_SAID = [False]
+
+
+def say_if_unconfigured(tracer_provider: object | None) -> None:
+    """At a call with no SDK tracer provider set (``None``: the global one): once a process, say nothing is exported.
+
+    Asked at the call, not at ``instrument``: under ``opentelemetry-instrument`` the application may set its
+    provider after the instrumentors load.
+    """
+    if _UNCONFIGURED_SAID[0]:
+        return
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    if type(provider).__name__ not in {"ProxyTracerProvider", "NoOpTracerProvider"}:
+        return
+    _UNCONFIGURED_SAID[0] = True
+    _log.warning(
+        "otel-toolturn: no OpenTelemetry SDK tracer provider is set, so nothing is exported; call "
+        "otel_toolturn.init(), set one up, or run under opentelemetry-instrument with opentelemetry-distro"
+    )
 
 
 def watch(tracer_provider: object | None) -> None:

@@ -235,3 +235,18 @@ def test_init_leaves_the_applications_exporters_as_they_are() -> None:
     assert "ANSWER ok" in done.stdout
     assert "MINE True" in done.stdout
     assert "ERRORS []" in done.stdout
+
+
+def test_a_call_with_no_sdk_configured_says_once_that_nothing_is_exported() -> None:
+    """``opentelemetry-instrument`` without a distro or exporters: one warning at the first call, none at the second."""
+    launcher = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
+    if launcher is None:
+        pytest.fail("opentelemetry-instrument is not installed beside the interpreter")
+    done = _run(
+        CALL + CALL.split("client = ", 1)[1].split("\n", 1)[1],
+        env={"OTEL_PYTHON_CONFIGURATOR": "none", "OTEL_PYTHON_DISTRO": "none"},
+        argv=[launcher],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("ANSWER ok") == 2
+    assert done.stderr.count("no OpenTelemetry SDK tracer provider is set") == 1
