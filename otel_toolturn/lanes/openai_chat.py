@@ -66,14 +66,17 @@ def _read_calls(messages: Sequence[object], position: int, calls: Sequence[objec
     one ``tool`` message per call. A call without a readable id is rejected, naming where.
     """
     call_ids: list[str] = []
+    fit = True
     for call in calls:
         call_id = call.get("id") if type(call) is dict else None
         if type(call_id) is not str or not call_id:
             call_id = call_id_of(call, "id", position, "tool call")
+        if len(call_id) > ID_LIMIT:
+            fit = False
         call_ids.append(call_id)
     expected = set(call_ids)
     end = position + 1 + len(call_ids)
-    if end > len(messages) or len(expected) != len(call_ids) or max(map(len, call_ids)) > ID_LIMIT:
+    if not fit or end > len(messages) or len(expected) != len(call_ids):
         return call_ids, 0
     for at in range(position + 1, end):
         message = messages[at]

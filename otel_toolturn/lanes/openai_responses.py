@@ -302,7 +302,7 @@ def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], 
     """
     expected = set(call_ids)
     stop = start + len(call_ids)
-    if len(expected) != len(call_ids) or stop > len(messages) or max(map(len, call_ids)) > ID_LIMIT:
+    if len(expected) != len(call_ids) or stop > len(messages):
         return 0
     item_ids: list[str] = []
     for position in range(start, stop):
@@ -311,8 +311,8 @@ def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], 
             kind, call_id, item_id = item.get("type"), item.get("call_id"), item.get("id")
         else:
             kind, call_id, item_id = field(item, "type"), field(item, "call_id"), field(item, "id")
-        if kind not in OUTPUT_TYPES or type(call_id) is not str or call_id not in expected:
-            return 0
+        if kind not in OUTPUT_TYPES or type(call_id) is not str or call_id not in expected or len(call_id) > ID_LIMIT:
+            return 0  # each call's id is one output's: checking the outputs' lengths checks the calls'
         expected.remove(call_id)
         if isinstance(item_id, str) and item_id:
             item_ids.append(item_id)
