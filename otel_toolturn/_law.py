@@ -111,8 +111,10 @@ through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from typing import cast
 
 from otel_toolturn._view import (
     CLEAN,
@@ -244,8 +246,11 @@ def ensure_tool_turn_invariants(
     items = listed(messages, lane=lane)
     if items is None:
         return ToolTurnView(messages=messages, repairs=())
+    view = adapter.read(items)
+    if _settled(view, unique_ids=adapter.unique_ids):
+        return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
-    restoration = _Restoration(adapter, adapter.read(items), chained=chained)
+    restoration = _Restoration(adapter, view, chained=chained)
     full: set[int] = set()
     while restoration.reached:
         # A clean turn a later unit reaches is read in full. Attribution reads a clean turn as it reads
@@ -253,6 +258,22 @@ def ensure_tool_turn_invariants(
         full |= restoration.reached
         restoration = _Restoration(adapter, adapter.read(items, full), chained=chained)
     return restoration.view(items, prior)
+
+
+def _settled(view: View, *, unique_ids: bool) -> bool:
+    """Whether the read leaves the law nothing to decide: the list is its own view.
+
+    So it is when every turn was read clean, no result stands outside one, the lane marked and refused
+    nothing, and (where the API rejects a repeated id) no two clean turns share a call id: then no unit
+    is attributed, reached or restored, as ``_Restoration`` would find.
+    """
+    if view.refused or view.marks or TURN in view.kinds or RESULT in view.kinds:
+        return False
+    if not unique_ids:
+        return True
+    cleans = cast("Iterator[Clean]", compress(view.units, map(CLEAN.__eq__, view.kinds)))
+    call_ids = [call_id for clean in cleans for call_id in clean.ids]
+    return len(set(call_ids)) == len(call_ids)
 
 
 class _Restoration:

@@ -147,14 +147,22 @@ class BedrockConverse:
         position, stop = 0, len(messages)
         while position < stop:
             message = messages[position]
-            role, content = _role(message), _content(message)
-            if is_list(content):
+            if type(message) is dict:
+                role, content = message.get("role"), message.get("content")
+            else:
+                role, content = _role(message), _content(message)
+            if type(content) is list or is_list(content):
                 if role == "assistant":
                     ids: list[str] = []
                     uses: list[object] = []
                     trailing = False
                     for block in content:
-                        use = _call(block)
+                        use = block.get("toolUse") if type(block) is dict else _call(block)
+                        if type(use) is dict:
+                            if use.get("type") == "server_tool_use":
+                                use = None
+                        elif use is not None and field(use, "type") == "server_tool_use":
+                            use = None
                         if use is not None:
                             call_id = use.get("toolUseId") if type(use) is dict else None
                             if type(call_id) is not str or not call_id:
@@ -335,14 +343,17 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     ``cachePoint`` blocks; the ids are distinct and fit.
     """
     expected = set(ids)
-    if start >= len(messages) or len(expected) != len(ids) or not all(map(fits_id, ids)):
+    if start >= len(messages) or len(expected) != len(ids) or not all(map(_ID.fullmatch, ids)):
         return 0
     message = messages[start]
-    content = _content(message)
-    if _role(message) != "user" or not is_list(content):
+    if type(message) is dict:
+        role, content = message.get("role"), message.get("content")
+    else:
+        role, content = _role(message), _content(message)
+    if role != "user" or not (type(content) is list or is_list(content)):
         return 0
     for block in content:
-        inner = _result(block)
+        inner = block.get("toolResult") if type(block) is dict else _result(block)
         if inner is None:
             if expected or _kind(block) != "cachePoint":
                 return 0
@@ -360,7 +371,7 @@ def _read_results(message: object, content: Sequence[object], view: View) -> boo
     mark = len(units)
     run: list[object] = []
     for block in content:
-        inner = _result(block)
+        inner = block.get("toolResult") if type(block) is dict else _result(block)
         if inner is None:
             run.append(block)
             continue
