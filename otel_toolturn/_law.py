@@ -113,8 +113,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from typing import cast
+from itertools import chain, compress
+from operator import attrgetter
+from typing import Final, cast
 
 from otel_toolturn._view import (
     CLEAN,
@@ -260,6 +261,9 @@ def ensure_tool_turn_invariants(
     return restoration.view(items, prior)
 
 
+_CALL_IDS: Final = attrgetter("ids")
+
+
 def _settled(view: View, *, unique_ids: bool) -> bool:
     """Whether the read leaves the law nothing to decide: the list is its own view.
 
@@ -272,7 +276,7 @@ def _settled(view: View, *, unique_ids: bool) -> bool:
     if not unique_ids:
         return True
     cleans = cast("Iterator[Clean]", compress(view.units, map(CLEAN.__eq__, view.kinds)))
-    call_ids = [call_id for clean in cleans for call_id in clean.ids]
+    call_ids = list(chain.from_iterable(map(_CALL_IDS, cleans)))
     return len(set(call_ids)) == len(call_ids)
 
 

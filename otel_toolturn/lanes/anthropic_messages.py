@@ -16,7 +16,7 @@ per block.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
@@ -66,14 +66,6 @@ def _block_list(message: object) -> Sequence[object]:
     return content if is_list(content) else ()
 
 
-def _type(block: object) -> object:
-    if type(block) is dict:
-        return block.get("type")
-    if isinstance(block, Mapping):
-        return block.get("type")
-    return getattr(block, "type", None)
-
-
 class AnthropicMessages:
     """Reads and writes the Anthropic Messages wire list for the law."""
 
@@ -107,7 +99,7 @@ class AnthropicMessages:
                         if type(block) is dict:
                             kind, call_id = block.get("type"), block.get("id")
                         else:
-                            kind, call_id = _type(block), None
+                            kind, call_id = field(block, "type"), None
                         if kind == "tool_use":
                             if type(call_id) is not str or not call_id:
                                 call_id = call_id_of(block, "id", position, "tool_use block")
@@ -125,7 +117,7 @@ class AnthropicMessages:
                         restored = restore(messages, position, content, server_blocks, calls_client=bool(ids))
                         if restored is not None:
                             blocks, marks = restored
-                            message = _with_blocks(message, position, blocks)
+                            message = replace(message, position, content=blocks)
                     if ids:
                         end = 0 if trailing or marks or position in full else _answered(messages, position + 1, ids)
                         if end:
@@ -169,7 +161,7 @@ class AnthropicMessages:
         others: list[object] = []
         originals: list[object] = []
         for block in _block_list(message):
-            kind = block.get("type") if type(block) is dict else _type(block)
+            kind = field(block, "type")
             (originals if kind == "tool_use" else others).append(block)
         if not trailing and len(written) == len(originals):
             for a, b in zip(written, originals, strict=True):
@@ -257,13 +249,6 @@ class AnthropicMessages:
         return _validate(messages)
 
 
-def _with_blocks(message: object, position: int, blocks: list[object]) -> object:
-    """A copy of the message holding ``blocks``."""
-    if type(message) is dict:
-        return {**message, "content": blocks}
-    return replace(message, position, content=blocks)
-
-
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
 
@@ -286,7 +271,7 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
             if type(block) is dict:
                 kind, call_id = block.get("type"), block.get("tool_use_id")
             else:
-                kind, call_id = _type(block), field(block, "tool_use_id")
+                kind, call_id = field(block, "type"), field(block, "tool_use_id")
             if kind != "tool_result" or type(call_id) is not str or call_id not in expected:
                 return 0
             expected.remove(call_id)
@@ -303,7 +288,7 @@ def _read_results(message: object, content: Sequence[object], view: View) -> boo
         if type(block) is dict:
             kind, call_id = block.get("type"), block.get("tool_use_id")
         else:
-            kind, call_id = _type(block), None
+            kind, call_id = field(block, "type"), None
         if kind == "tool_result":
             if run:
                 sources[len(units)] = message
@@ -395,7 +380,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                 )
             )
         for pos, _, block in blocks:
-            if _type(block) == "text" and not field(block, "text"):
+            if field(block, "type") == "text" and not field(block, "text"):
                 violations.append(
                     Violation(
                         position=pos,
@@ -416,7 +401,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             answered: list[str] = []
             leading = True
             for pos, index, block in blocks:
-                if _type(block) != "tool_result":
+                if field(block, "type") != "tool_result":
                     leading = False
                     continue
                 call_id = field(block, "tool_use_id")
@@ -460,10 +445,10 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             violations.append(_missing(expected_at, expected))
         expected = []
         calling = False
-        last = number == len(turns) - 1 and all(_type(block) != "tool_use" for _, _, block in blocks)
+        last = number == len(turns) - 1 and all(field(block, "type") != "tool_use" for _, _, block in blocks)
         violations.extend(server_violations(blocks, last=last))
         for pos, index, block in blocks:
-            kind = _type(block)
+            kind = field(block, "type")
             if kind == "tool_use":
                 call_id = field(block, "id")
                 if not isinstance(call_id, str) or not call_id or not fits_anthropic_id(call_id):
