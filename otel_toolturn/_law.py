@@ -111,11 +111,8 @@ through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress
-from operator import attrgetter
-from typing import Final, cast
 
 from otel_toolturn._view import (
     CLEAN,
@@ -261,9 +258,6 @@ def ensure_tool_turn_invariants(
     return restoration.view(items, prior)
 
 
-_CALL_IDS: Final = attrgetter("ids")
-
-
 def _settled(view: View, *, unique_ids: bool) -> bool:
     """Whether the read leaves the law nothing to decide: the list is its own view.
 
@@ -271,13 +265,12 @@ def _settled(view: View, *, unique_ids: bool) -> bool:
     nothing, and (where the API rejects a repeated id) no two clean turns share a call id: then no unit
     is attributed, reached or restored, as ``_Restoration`` would find.
     """
-    if view.refused or view.marks or TURN in view.kinds or RESULT in view.kinds:
+    if view.refused or view.marks:
         return False
-    if not unique_ids:
-        return True
-    cleans = cast("Iterator[Clean]", compress(view.units, map(CLEAN.__eq__, view.kinds)))
-    call_ids = list(chain.from_iterable(map(_CALL_IDS, cleans)))
-    return len(set(call_ids)) == len(call_ids)
+    kinds = set(view.kinds)
+    if TURN in kinds or RESULT in kinds:
+        return False
+    return not unique_ids or len(set(view.clean_ids)) == len(view.clean_ids)
 
 
 class _Restoration:
@@ -541,9 +534,9 @@ class _Restoration:
         )
         if not repairs:
             return ToolTurnView(messages=messages, repairs=())
-        return ToolTurnView(messages=self.adapter.write(self._emit()), repairs=tuple(repairs))
+        return ToolTurnView(messages=self.adapter.write(self._emit(messages)), repairs=tuple(repairs))
 
-    def _emit(self) -> Emitted:
+    def _emit(self, messages: Sequence[object]) -> Emitted:
         """Every unit in order: replaced where decided, each followed by what is written after it."""
         adapter, units, kinds, sources = self.adapter, self.units, self.kinds, self.sources
         at, after = self.at, self.after
@@ -572,7 +565,7 @@ class _Restoration:
             elif kind == CLEAN:
                 clean = units[index]
                 assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
-                whole(clean.items)
+                whole(messages[clean.position : clean.end])
             elif kind == TURN:
                 turn = units[index]
                 assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker

@@ -179,15 +179,15 @@ class Clean:
     already used — the law finds; the list is then read again with the turn in full (``read(full=...)``).
     """
 
-    __slots__ = ("ids", "items", "position")
+    __slots__ = ("end", "ids", "position")
 
-    def __init__(self, position: int, ids: Sequence[str], items: Sequence[object]) -> None:
+    def __init__(self, position: int, ids: Sequence[str], end: int) -> None:
         self.position = position
         """Where the turn stands in the wire list."""
         self.ids = ids
         """The turn's call ids, in call order."""
-        self.items = items
-        """The wire items: the turn's own, then those holding its results."""
+        self.end = end
+        """Where the items holding its results end: its wire items are ``position`` up to ``end``."""
 
 
 @dataclass(slots=True)
@@ -213,6 +213,8 @@ class View:
     repeated ``id``, ``duplicate_item_id``; Anthropic: an assistant message without client calls, read with
     its open server tool uses closed and its orphan server results left out): the form they are reported
     under, and the id to report — one mark, or one per id restored on the unit."""
+    clean_ids: list[str] = dataclasses.field(default_factory=list)
+    """The call ids of the ``Clean`` units, in the order read: the lane extends it with each one's ``ids``."""
     apart: set[int] = dataclasses.field(default_factory=set)
     """Results that open a later wire message than the results right before them, where the lane needs a
     turn's results in one message (Gemini): they are not in place, so they are moved up beside the others."""

@@ -121,7 +121,8 @@ class AnthropicMessages:
                     if ids:
                         end = 0 if trailing or marks or position in full else _answered(messages, position + 1, ids)
                         if end:
-                            units.append(Clean(position, ids, messages[position:end]))
+                            units.append(Clean(position, ids, end))
+                            view.clean_ids.extend(ids)
                             kinds.append(CLEAN)
                             position = end
                             continue

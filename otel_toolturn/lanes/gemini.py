@@ -233,7 +233,8 @@ class GeminiGenerateContent:
                 if not signed(calls[0][0]):
                     marks = (Mark("placeholder_signature", keys[0]),)
                 elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
-                    units.append(Clean(first, keys, messages[first : index + 1]))
+                    units.append(Clean(first, keys, index + 1))
+                    view.clean_ids.extend(keys)
                     kinds.append(CLEAN)
                     after_results = True
                     index += 1

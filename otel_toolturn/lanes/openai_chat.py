@@ -122,7 +122,8 @@ class OpenAIChat:
                 if tool_calls:
                     call_ids, end = _read_calls(messages, position, tool_calls)
                     if end and position not in full:
-                        units.append(Clean(position, call_ids, messages[position:end]))
+                        units.append(Clean(position, call_ids, end))
+                        view.clean_ids.extend(call_ids)
                         kinds.append(CLEAN)
                         position = end
                         continue

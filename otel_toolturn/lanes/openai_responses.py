@@ -385,7 +385,8 @@ class OpenAIResponses:
                     end, run = read
                     stop_at = 0 if run.marks or index in full else _outputs_after(messages, end, run.call_ids, seen)
                     if stop_at:
-                        units.append(Clean(index, run.call_ids, messages[index:stop_at]))
+                        units.append(Clean(index, run.call_ids, stop_at))
+                        view.clean_ids.extend(run.call_ids)
                         kinds.append(CLEAN)
                         index = stop_at
                         continue
