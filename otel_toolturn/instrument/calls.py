@@ -17,6 +17,7 @@ use, so the instrumentation's private modules stay private to it:
   its record finished once), ``when_collected`` (finish a record when its proxy is collected).
 
 Importing it imports OpenTelemetry, never an SDK. It imports nothing of ``otel_toolturn.integrations``.
+It is the library's seam, not an application's API: its names follow the instrumentation's stages.
 """
 
 from __future__ import annotations
