@@ -239,6 +239,22 @@ def test_no_private_module_is_imported_from_another_package() -> None:
     assert not crossing, "private modules imported from another package:\n" + "\n".join(crossing)
 
 
+def test_no_private_name_is_imported_from_another_module() -> None:
+    """No module imports a ``_name`` another module defines (a private module itself is the rule above)."""
+    taken: list[str] = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not _from_base(node, module).startswith(PACKAGE):
+                continue
+            base = _from_base(node, module)
+            taken += [
+                f"{module}: {base}.{alias.name} (line {node.lineno})"
+                for alias in node.names
+                if owner_of_private(alias.name) is not None and f"{base}.{alias.name}" not in modules()
+            ]
+    assert not taken, "private names imported from another module:\n" + "\n".join(taken)
+
+
 def test_each_edge_awaiting_a_seam_is_still_there() -> None:
     """Every entry of ``AWAITING_A_SEAM`` is an edge the graph still has and the rule still refuses."""
     found = {(edge.importer, edge.imported) for edge in edges()}
