@@ -14,10 +14,11 @@ that package and by anything under it, by nothing else. Another package reaches 
 a public module of the owning package (``otel_toolturn.instrument.calls``). The root package's own
 private modules (``_law``, ``_view``, ``_vocab``, ``_errors``, ``_validate``, ``_version``) are the
 core every part of the library is built on: they belong to ``otel_toolturn`` itself, so every module
-of the library may import them; users reach them through ``otel_toolturn.__all__``.
+of the library may import them; users reach them through ``otel_toolturn.__all__``. No module
+imports a private name (``_x``) that another module defines, whatever their packages.
 
-One edge waits for its seam in a package changed on another branch (``AWAITING_A_SEAM``): it is
-named with what it waits for, and the test fails as soon as it is gone, so the entry goes with it.
+An edge the rule refuses but whose seam belongs to another package's owners is listed in
+``AWAITING_A_SEAM`` with what it waits for; the test fails as soon as it is gone, so the entry goes with it.
 """
 
 from __future__ import annotations
