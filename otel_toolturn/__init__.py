@@ -24,6 +24,7 @@ from otel_toolturn._law import (
     ensure_tool_turn_invariants,
 )
 from otel_toolturn._validate import Violation, validate
+from otel_toolturn._version import __version__
 from otel_toolturn._view import INTERRUPTED_RESULT_TEXT, KNOWN_INTERRUPTED_TEXTS
 from otel_toolturn._vocab import (
     CALL_KINDS,
@@ -41,8 +42,6 @@ from otel_toolturn._vocab import (
 
 if typing.TYPE_CHECKING:
     from otel_toolturn.instrument import ToolTurnInstrumentor, init, shutdown, withhold_tools
-
-__version__ = "0.1.0"
 
 _INSTRUMENTATION = frozenset({"ToolTurnInstrumentor", "init", "shutdown", "withhold_tools"})
 """The public names ``otel_toolturn.instrument`` provides, loaded on first use."""

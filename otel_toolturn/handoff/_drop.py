@@ -44,7 +44,6 @@ from otel_toolturn.handoff._wire import (
     place_result,
     result_for,
 )
-from otel_toolturn.lanes._common import is_list
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,7 +73,7 @@ def _locate(messages: Sequence[object], call: HandoffCall, lane: Lane) -> tuple[
 
 def _listed(message: object, key: str) -> list[object]:
     value = field(message, key)
-    return list(value) if is_list(value) else []
+    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 def _plain_text_content(message: object, lane: Lane) -> object | None:
@@ -85,13 +84,13 @@ def _plain_text_content(message: object, lane: Lane) -> object | None:
             return content if content.strip() else None
         texts = [
             block
-            for block in (content if is_list(content) else ())
+            for block in (content if isinstance(content, (list, tuple)) else ())
             if field(block, "type") == "text" and str(field(block, "text") or "").strip()
         ]
         return texts or None
     if isinstance(content, str):
         return content if content.strip() else None
-    parts = content if is_list(content) else ()
+    parts = content if isinstance(content, (list, tuple)) else ()
     text = "".join(str(field(part, "text") or "") for part in parts if field(part, "type") == "text")
     return content if text.strip() else None
 

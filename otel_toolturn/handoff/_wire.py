@@ -23,7 +23,6 @@ from otel_toolturn._errors import HandoffError, ToolTurnInputError
 from otel_toolturn._view import field, replace
 from otel_toolturn._vocab import Lane
 from otel_toolturn.lanes import adapter_for
-from otel_toolturn.lanes._common import is_list, role_of
 from otel_toolturn.lanes.openai_responses import CALL_TYPES, OUTPUT_TYPES, model_made
 
 _OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
@@ -106,13 +105,13 @@ def last_carrier(messages: Sequence[object], *, lane: Lane) -> Carrier | None:
             if _kind(item) in CALL_TYPES
         )
         return Carrier(start=start, end=end, calls=calls)
-    at = next((i for i in range(len(messages) - 1, -1, -1) if role_of(messages[i]) == "assistant"), None)
+    at = next((i for i in range(len(messages) - 1, -1, -1) if field(messages[i], "role") == "assistant"), None)
     if at is None:
         return None
     message = messages[at]
     if lane == "anthropic.messages":
         content = field(message, "content")
-        blocks: Sequence[object] = content if is_list(content) else ()
+        blocks: Sequence[object] = content if isinstance(content, (list, tuple)) else ()
         found = tuple(
             WireCall(
                 name=_text(field(block, "name")),
@@ -126,7 +125,7 @@ def last_carrier(messages: Sequence[object], *, lane: Lane) -> Carrier | None:
         )
         return Carrier(start=at, end=at, calls=found)
     tool_calls = field(message, "tool_calls")
-    listed: Sequence[object] = tool_calls if is_list(tool_calls) else ()
+    listed: Sequence[object] = tool_calls if isinstance(tool_calls, (list, tuple)) else ()
     found = tuple(
         WireCall(
             name=_text(field(field(call, "function"), "name")),
@@ -152,24 +151,29 @@ def assistant_message(text: str) -> dict[str, object]:
 
 def is_plain_assistant(message: object, *, lane: Lane) -> bool:
     """An assistant message that carries no tool calls (Responses: an assistant message item)."""
-    if role_of(message) != "assistant":
+    if field(message, "role") != "assistant":
         return False
     if lane == "openai.responses":
         return _kind(message) in (None, "message")
     if lane == "openai.chat_completions":
         return not field(message, "tool_calls")
     content = field(message, "content")
-    return not (is_list(content) and any(_kind(block) == "tool_use" for block in content))
+    return not (isinstance(content, (list, tuple)) and any(_kind(block) == "tool_use" for block in content))
 
 
 def _is_result(message: object, lane: Lane) -> bool:
     """Whether a list entry is a result of a batch: a ``tool`` message, an output item, a results message."""
     if lane == "openai.chat_completions":
-        return role_of(message) == "tool"
+        return field(message, "role") == "tool"
     if lane == "openai.responses":
         return _kind(message) in OUTPUT_TYPES
     content = field(message, "content")
-    return role_of(message) == "user" and is_list(content) and bool(content) and _kind(content[0]) == "tool_result"
+    return (
+        field(message, "role") == "user"
+        and isinstance(content, (list, tuple))
+        and bool(content)
+        and _kind(content[0]) == "tool_result"
+    )
 
 
 def batch_end(messages: Sequence[object], carrier: Carrier, *, lane: Lane) -> int:
@@ -201,7 +205,7 @@ def place_result(messages: Sequence[object], carrier: Carrier, result: object, *
         if end > carrier.end + 1:
             last = messages[end - 1]
             content = field(last, "content")
-            blocks = list(content) if is_list(content) else []
+            blocks = list(content) if isinstance(content, (list, tuple)) else []
             lead = 0
             while lead < len(blocks) and _kind(blocks[lead]) == "tool_result":
                 lead += 1

@@ -28,6 +28,7 @@ from opentelemetry.trace import TracerProvider
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import Mode, Options, Provider, resolve_options
+from otel_toolturn.instrument._litellm_watch import unwatch_litellm, watch_litellm
 from otel_toolturn.instrument._patches import STATE, patch, unpatch
 from otel_toolturn.instrument._setup import Owned, close, configure_missing, flush
 from otel_toolturn.instrument._telemetry import Telemetry
@@ -66,11 +67,14 @@ class ToolTurnInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             logger_provider=kwargs.get("logger_provider"),
         )
         patch(telemetry)
+        if "litellm" in options.providers:
+            watch_litellm()
         others.watch(telemetry.tracer_provider)
 
     def _uninstrument(self, **kwargs: Any) -> None:  # noqa: ANN401 - BaseInstrumentor's own signature
         del kwargs
         unpatch()
+        unwatch_litellm()
         others.unwatch()
 
 

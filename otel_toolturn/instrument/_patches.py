@@ -20,9 +20,9 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   public methods. So every request such a loop sends is decided by the law on the ``contents`` it
   carries and recorded once, on its own span. The sync stream is a generator whose first step
   sends (``steps``: ``_proxies.watch_steps``); the async one returns an async generator once sent.
-- litellm: with the ``litellm`` provider enabled, ``patch`` registers otel-toolturn's LiteLLM
-  callback and wraps LiteLLM's entry points once LiteLLM is imported (``integrations._watch``;
-  their table: ``integrations._litellm_entries.ENTRIES``), and ``unpatch`` undoes both.
+- litellm: nothing here. With the ``litellm`` provider enabled, ``ToolTurnInstrumentor`` registers
+  otel-toolturn's LiteLLM callback and wraps LiteLLM's entry points once LiteLLM is imported
+  (``_litellm_watch``; their table: ``integrations._litellm_entries.ENTRIES``), and undoes both.
 
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
@@ -68,7 +68,6 @@ from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, w
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
-from otel_toolturn.integrations._watch import unwatch_litellm, watch_litellm
 
 Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
@@ -520,8 +519,6 @@ def patch(telemetry: Telemetry) -> None:
             else:
                 STATE.hooked.add(name)
                 wrapt.register_post_import_hook(_patch_module, name)  # runs at once when already imported
-    if "litellm" in telemetry.options.providers:
-        watch_litellm()
 
 
 def _patch_module(module: ModuleType) -> None:
@@ -580,4 +577,3 @@ def unpatch() -> None:
             owner, method, original = STATE.originals.pop()
             setattr(owner, method, original)
         STATE.types.clear()
-    unwatch_litellm()

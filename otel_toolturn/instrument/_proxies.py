@@ -56,7 +56,8 @@ def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
         record.finish()
 
 
-def _finalize(proxy: object, callback: Callable[..., None], *args: object, **kwargs: object) -> None:
+def when_collected(proxy: object, callback: Callable[..., None], *args: object, **kwargs: object) -> None:
+    """Call ``callback(*args, **kwargs)`` when ``proxy`` is garbage-collected (never at interpreter exit)."""
     finalizer = weakref.finalize(proxy, callback, *args, **kwargs)
     finalizer.atexit = False
 
@@ -105,7 +106,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_record = record
         record.start_stream()
-        _finalize(self, record.finish, caller_closed=True)
+        when_collected(self, record.finish, caller_closed=True)
 
     @property
     def response(self) -> object:
@@ -171,7 +172,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         super().__init__(wrapped)
         self._self_record = record
         record.start_stream()
-        _finalize(self, record.finish, caller_closed=True)
+        when_collected(self, record.finish, caller_closed=True)
 
     @property
     def response(self) -> object:
@@ -235,7 +236,7 @@ class RawResponseProxy(wrapt.ObjectProxy[Any]):
         self._self_types = types
         self._self_parsed: list[tuple[object, object]] = []
         self._self_streaming: list[bool] = []
-        _finalize(self, _finish_unless_streaming, record, self._self_streaming)
+        when_collected(self, _finish_unless_streaming, record, self._self_streaming)
 
     def _self_watch(self, parsed: object) -> object:
         for raw, seen in self._self_parsed:

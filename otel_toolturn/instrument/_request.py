@@ -10,7 +10,7 @@ in order, each on the call's input as it stands at this call (nothing remembered
    SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``;
    a one-shot field of a transcript's item the law reads, ``ITEM_LISTINGS``; google-genai
    ``contents``: a string, a part, a content or a list of parts, through the SDK's own
-   normaliser, ``gemini_contents``) is read once, the same way, and the list sent on; any other
+   normaliser, ``_genai_contents.gemini_contents``) is read once, the same way, and the list sent on; any other
    value is passed on unread (an item that is a generator reaches the SDK as it was); a transcript
    the law cannot read as the SDK would send it (a dict outside google-genai, ``None``, a number,
    a string outside Responses and google-genai, a generator where the SDK takes only a list) and
@@ -57,6 +57,7 @@ from otel_toolturn.instrument import _conversation
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._conversation import Conversations, Findings, PrefixChange
 from otel_toolturn.instrument._digests import DigestCache
+from otel_toolturn.instrument._genai_contents import gemini_contents, gemini_normalisable
 
 MESSAGES_KEY: Final[Mapping[Lane, str]] = {
     "anthropic.messages": "messages",
@@ -152,43 +153,8 @@ def law_reads(kwargs: Mapping[str, object], lane: Lane) -> bool:
     key = MESSAGES_KEY[lane]
     value = kwargs.get(key)
     if lane == "gemini.generate_content":
-        return _gemini_normalisable(value)
+        return gemini_normalisable(value)
     return _readable(value, lane) or sdk_lists(value, LISTINGS[lane][key])
-
-
-def _gemini_normalisable(value: object) -> bool:
-    """Whether google-genai's normaliser may read ``value`` without consuming it (a list, a string, a dict, a model)."""
-    return isinstance(value, (list, str, Mapping)) or callable(getattr(value, "model_dump", None))
-
-
-def _is_gemini_content(item: object) -> bool:
-    """A content as google-genai reads it: a ``types.Content`` or a dict with ``role`` or ``parts`` (never a part)."""
-    if isinstance(item, Mapping):
-        return "parts" in item or "role" in item
-    from google.genai import types  # noqa: PLC0415 - the SDK is optional; only its own calls come here
-
-    return isinstance(item, types.Content)
-
-
-def gemini_contents(value: object) -> list[object] | None:
-    """The ``contents`` list google-genai sends for ``value``; ``None``: the law cannot read it (sent as written).
-
-    A non-empty list of contents is read as it is (the same list: each item keeps its spelling).
-    A string, a part, a content, a dict or a list holding parts is normalised by the SDK's own
-    ``t_contents`` (a new list; contents in it are the caller's objects). Anything else (a tuple,
-    a generator, ``None``, an empty list) and any value the normaliser refuses goes to the SDK as
-    written, so the caller meets the SDK's own outcome.
-    """
-    if not _gemini_normalisable(value) or value == []:
-        return None
-    if isinstance(value, list) and all(_is_gemini_content(item) for item in value):
-        return cast("list[object]", value)
-    from google.genai import _transformers  # noqa: PLC0415 - the SDK is optional; only its own calls come here
-
-    try:
-        return list(_transformers.t_contents(value))
-    except Exception:  # noqa: BLE001 - the SDK refuses it the same way when it runs
-        return None
 
 
 def _readable(value: object, lane: Lane) -> bool:

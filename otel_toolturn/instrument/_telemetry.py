@@ -25,7 +25,7 @@ from opentelemetry.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.trace import Span, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
-import otel_toolturn
+from otel_toolturn import _version
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import LANES_OF, NAMES_OF, Mode, Options, ProviderName
@@ -81,7 +81,7 @@ class Telemetry:
         self.options = options
         self.tracer_provider = tracer_provider
         """The tracer provider asked for (``None``: the global one, read when used)."""
-        version = otel_toolturn.__version__
+        version = _version.__version__
         self.tracer = trace.get_tracer(
             names.INSTRUMENTATION_NAME, version, tracer_provider=tracer_provider, schema_url=names.SCHEMA_URL
         )

@@ -60,9 +60,9 @@ HANDOFF_TOOL: Final = "toolturn.handoff.tool"
 HANDOFF_PATTERN: Final = "toolturn.handoff.pattern"
 """The configured ``handoff_tools`` entry a handoff call matched: the ``toolturn.handoffs`` label (a closed set)."""
 HANDOFF_TOOL_MAX_LENGTH: Final = 128
+"""The most characters ``toolturn.handoff.tool`` carries; a longer name is cut and ends with ``…``."""
 LABEL_MAX_LENGTH: Final = 64
 """The most characters a metric label value of a closed set carries (``docs/telemetry.md``, "Label bounds")."""
-"""The most characters ``toolturn.handoff.tool`` carries; a longer name is cut and ends with ``…``."""
 HANDOFF_CALL_ID: Final = "toolturn.handoff.tool_call_id"
 HANDOFF_COUNT: Final = "toolturn.handoff.count"
 ERROR_STAGE: Final = "toolturn.error.stage"

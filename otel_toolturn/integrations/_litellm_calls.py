@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Final
 
-from otel_toolturn.instrument._record import CallRecord
+from otel_toolturn.instrument.calls import CallRecord
 
 CAPACITY: Final = 1024
 """The most calls kept open at once; the oldest is ended past it."""

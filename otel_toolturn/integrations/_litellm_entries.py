@@ -31,9 +31,7 @@ from typing import Any, Final, cast
 import wrapt
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.instrument._patches import STATE
-from otel_toolturn.instrument._proxies import AsyncStreamProxy, StreamProxy, _finalize
-from otel_toolturn.instrument._record import CallRecord
+from otel_toolturn.instrument.calls import AsyncStreamProxy, CallRecord, StreamProxy, live_telemetry, when_collected
 from otel_toolturn.integrations._litellm_calls import SCOPE, CallScope, OpenCalls
 
 
@@ -81,7 +79,7 @@ class LiteLLMStream(StreamProxy, AsyncStreamProxy):
         self._self_record = record
         if observed:
             record.start_stream()
-        _finalize(self, record.finish, caller_closed=True)
+        when_collected(self, record.finish, caller_closed=True)
 
     def __iter__(self) -> Iterator[object]:
         return self
@@ -129,7 +127,7 @@ def _sync_wrapper(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> object:
         del instance
-        if STATE.telemetry is None or SCOPE.get() is not None:
+        if live_telemetry() is None or SCOPE.get() is not None:
             return wrapped(*args, **kwargs)
         scope = CallScope()
         token = SCOPE.set(scope)
@@ -170,7 +168,7 @@ async def _run_async(
 def _async_wrapper(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         del instance
-        if STATE.telemetry is None:
+        if live_telemetry() is None:
             return wrapped(*args, **kwargs)
         call = cast("CoroutineType[Any, Any, object]", _run_async(entry, calls, wrapped, args, kwargs))
         # named as LiteLLM's own coroutine, so a caller's "never awaited" warning reads as without us

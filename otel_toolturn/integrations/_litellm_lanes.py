@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final
 from otel_toolturn._vocab import Lane
 
 if TYPE_CHECKING:  # a type only: importing the instrumentation would load OpenTelemetry
-    from otel_toolturn.instrument._config import ProviderName
+    from otel_toolturn.instrument.calls import ProviderName
 
 CHAT_CALLS: Final = frozenset({"completion", "acompletion"})
 RESPONSES_CALLS: Final = frozenset({"responses", "aresponses"})

@@ -1,8 +1,8 @@
 """The LiteLLM callback: the law on the provider body LiteLLM is about to send, and the call's record.
 
 Role: the thin edge between LiteLLM's hooks and the instrumentation's own stages. It converts
-what a hook hands it, runs the request pipeline (``instrument._request``: materialise, law,
-compose, receipt) and the call record (``instrument._record``), and writes the decision back
+what a hook hands it, runs the instrumentation's request pipeline and call record
+(``instrument.calls``: materialise, law, compose, receipt; ``CallRecord``), and writes the decision back
 into LiteLLM's own request; it decides nothing itself. Telemetry is the live instrumentation's
 (``init()``); with none, every hook passes through.
 
@@ -47,12 +47,18 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import Provider, ProviderName
-from otel_toolturn.instrument._patches import STATE, server_of
-from otel_toolturn.instrument._record import CallRecord
-from otel_toolturn.instrument._request import Decision, materialise, prepare_request
-from otel_toolturn.instrument._telemetry import Telemetry
-from otel_toolturn.instrument._withhold import current_scope
+from otel_toolturn.instrument.calls import (
+    CallRecord,
+    Decision,
+    Provider,
+    ProviderName,
+    Telemetry,
+    current_scope,
+    live_telemetry,
+    materialise,
+    prepare_request,
+    server_of,
+)
 from otel_toolturn.integrations._litellm_calls import OpenCalls, join
 from otel_toolturn.integrations._litellm_lanes import (
     GEMINI_PROVIDERS,
@@ -175,7 +181,7 @@ class ToolTurnLogger(CustomLogger):
     def log_pre_api_call(self, model: object, messages: object, kwargs: dict[str, object]) -> None:
         """Chat and Responses: repair the body about to be sent, in place, and start its record."""
         del model, messages
-        telemetry = STATE.telemetry
+        telemetry = live_telemetry()
         if telemetry is None:
             return
         try:
@@ -234,7 +240,7 @@ class ToolTurnLogger(CustomLogger):
         self, model: str, messages: list[object], kwargs: dict[str, object]
     ) -> dict[str, object] | None:
         """The Anthropic-native messages route: repair LiteLLM's copy of ``messages`` in place, start the record."""
-        telemetry = STATE.telemetry
+        telemetry = live_telemetry()
         if telemetry is None:
             return None
         try:
@@ -272,7 +278,7 @@ class ToolTurnLogger(CustomLogger):
     ) -> None:
         """A whole response arrived: check the provider's JSON and end the record (a stream waits for its end)."""
         del response_obj, start_time, end_time
-        telemetry = STATE.telemetry
+        telemetry = live_telemetry()
         call_id = kwargs.get("litellm_call_id")
         if telemetry is None or not isinstance(call_id, str) or kwargs.get("stream") is True:
             return
@@ -307,7 +313,7 @@ class ToolTurnLogger(CustomLogger):
         record.finish(exception if isinstance(exception, BaseException) else None)
 
     def _ended(self, step: Callable[[], None]) -> None:
-        telemetry = STATE.telemetry
+        telemetry = live_telemetry()
         try:
             step()
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call

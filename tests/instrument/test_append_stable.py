@@ -77,8 +77,8 @@ def test_a_late_result_after_the_answer_passes_the_prefix_check(sim: Simulator, 
     assert "late_result" not in forms, "nothing the model answered from was moved"
 
 
-def test_the_earlier_move_up_rule_fails_the_same_check(sim: Simulator, instrument: Instrument) -> None:
-    """Moving the late result up into the old batch (what the law did before) is refused: the check can fail.
+def test_a_late_result_moved_up_over_the_answer_fails_the_same_check(sim: Simulator, instrument: Instrument) -> None:
+    """Moving the late result up into its call's batch, in place of the close the model answered over, is refused.
 
     The moved-up list breaks no tool-turn rule, so otel-toolturn sends it as it is; only the prefix check refuses it.
     """

@@ -1,11 +1,14 @@
-"""When LiteLLM is imported, register otel-toolturn's LiteLLM callback and entry-point wrappers; undo on ``unpatch``.
+"""When LiteLLM is imported, register otel-toolturn's LiteLLM integration; remove it on ``uninstrument``.
 
-Role: the part of the LiteLLM integration ``instrument`` reaches without importing LiteLLM (a
-slow import that an application not using it never pays). ``watch_litellm`` registers a
-post-import hook once per process: it fires at once when LiteLLM is already imported, else right
-after the application imports it, and registers the callback (``litellm.register``: the callback
-and the entry-point wrappers) while an instrumentation with the ``litellm`` provider is live.
-``unwatch_litellm`` removes them (``litellm.unregister``) and ends the open records.
+Role: the one place the instrumentation reaches the LiteLLM integration, without importing LiteLLM (a
+slow import that an application not using it never pays). ``ToolTurnInstrumentor`` calls
+``watch_litellm`` when it instruments with the ``litellm`` provider: it registers a post-import hook
+once per process, which fires at once when LiteLLM is already imported, else right after the
+application imports it, and registers the integration (``otel_toolturn.integrations.litellm.register``:
+the callback and the entry-point wrappers) while an instrumentation with the ``litellm`` provider is
+live. ``unwatch_litellm`` removes them (``unregister``) and ends the open records.
+The integration is imported by name, when LiteLLM is: it imports the instrumentation's public
+``calls`` module, never this one, so the two import each other in no cycle.
 A failure here is logged at debug and never reaches the application's import.
 """
 
