@@ -36,12 +36,7 @@ PACKAGE: Final = "otel_toolturn"
 ROOT: Final = Path(__file__).resolve().parents[1] / PACKAGE
 
 
-AWAITING_A_SEAM: Final = {
-    ("otel_toolturn.streams.anthropic_messages", "otel_toolturn.lanes._anthropic_server"): (
-        "the Anthropic stream reducer reads a block's server-tool family (``family``) as the lane does; "
-        "it waits for a public module of ``otel_toolturn.lanes`` that holds it"
-    ),
-}
+AWAITING_A_SEAM: Final[dict[tuple[str, str], str]] = {}
 """Private imports across packages that wait for the owning package's public seam, each with what it waits for."""
 
 

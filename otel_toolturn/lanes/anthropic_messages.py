@@ -40,6 +40,7 @@ from otel_toolturn._view import (
 )
 from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes._anthropic_server import PLAIN, restore, served
+from otel_toolturn.lanes._anthropic_server import family as server_family
 from otel_toolturn.lanes._anthropic_server import violations as server_violations
 from otel_toolturn.lanes._common import (
     call_id_of,
@@ -52,6 +53,9 @@ from otel_toolturn.lanes._common import (
     result_id_of,
     role_of,
 )
+
+__all__ = ["ADAPTER", "AnthropicMessages", "server_family"]
+"""``server_family``: the kind of server call a block ``type`` names, as the lane reads it (streams share it)."""
 
 _USER_BLOCKS: Final = frozenset({"text", "image", "document", "search_result"})
 """The blocks a ``tool_result`` content holds that a user message holds too, where a delivered result stands."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
-from otel_toolturn.lanes._anthropic_server import family
+from otel_toolturn.lanes.anthropic_messages import server_family
 from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
@@ -179,7 +179,7 @@ class AnthropicMessagesObserver(ObserverBase):
         block = field(event, "content_block")
         kind = field(block, "type")
         if kind != "tool_use":
-            which = family(kind)
+            which = server_family(kind)
             if which is not None:
                 self._server_block(kind, block)
             return
