@@ -60,18 +60,27 @@ STORY_MODULES: Final = (
 """The SDKs' stories, in the order they are played."""
 
 
-def installed() -> tuple[tuple[DemoSdk[Any], ...], tuple[StoryModule, ...]]:
-    """The stories of each SDK that imports here, and the story modules whose SDK does not."""
+def installed() -> tuple[tuple[DemoSdk[Any], ...], tuple[StoryModule, ...], tuple[StoryModule, ...]]:
+    """The stories of each SDK that imports here; the story modules whose SDK does not; those it is too old for.
+
+    Too old: the SDK imports, but not what its stories use from it (an ``ImportError`` importing them).
+    """
     found: list[DemoSdk[Any]] = []
     missing: list[StoryModule] = []
+    outdated: list[StoryModule] = []
     for place in STORY_MODULES:
         try:
             importlib.import_module(place.sdk)
         except ImportError:
             missing.append(place)
             continue
-        found.append(importlib.import_module(place.module).SDK)
-    return tuple(found), tuple(missing)
+        try:
+            stories = importlib.import_module(place.module)
+        except ImportError:
+            outdated.append(place)
+            continue
+        found.append(stories.SDK)
+    return tuple(found), tuple(missing), tuple(outdated)
 
 
 # --- telemetry --------------------------------------------------------------------------------------------
@@ -186,19 +195,23 @@ def run_demo(*, telemetry: DemoTelemetry | None = None, environ: Mapping[str, st
     """
     env = os.environ if environ is None else environ
     chosen = resolve_telemetry(telemetry, env)
-    sdks, missing = installed()
+    sdks, missing, outdated = installed()
     if not sdks:
         print(
-            f"otel-toolturn: the demo drives an SDK client, and none is installed here: {_install(missing)}",
+            f"otel-toolturn: the demo drives an SDK client, and none is installed here: {_install(missing + outdated)}",
             file=sys.stderr,
         )
         return 3
     with Simulator() as sim:
         print(f"otel-toolturn demo: a provider simulator at {sim.base_url} (no API key, no network),")
-        print(f"driven by the real {', '.join(m.package for m in STORY_MODULES if m not in missing)} SDK clients.")
+        played = ", ".join(m.package for m in STORY_MODULES if m not in missing + outdated)
+        print(f"driven by the real {played} SDK clients.")
         if missing:
             packages = ", ".join(m.package for m in missing)
             print(f"Skipped: the stories of {packages}, not installed here ({_install(missing)}).")
+        if outdated:
+            packages = ", ".join(m.package for m in outdated)
+            print(f"Skipped: the stories of {packages}, too old here for them ({_install(outdated)}).")
         print()
         print(
             "Without otel-toolturn: the simulator refuses each broken transcript as the provider does "
