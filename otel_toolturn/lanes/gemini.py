@@ -172,21 +172,24 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
         parts = content.get("parts") if type(content) is dict else None
         if type(parts) is not list:
             parts = parts_of(content, index)
-        found: list[tuple[int, object, object]] = []
+        found: list[tuple[int, object, object]] = [] if calls else calls  # a step's first calls are its own
         for part in parts:
             if type(part) is not dict:
                 data = call_of(part)
-            elif "functionCall" in part or "function_call" in part:
-                data = part.get("functionCall")
+            elif "functionCall" in part:
+                data = part["functionCall"]
                 if data is None:
                     data = part.get("function_call")
+            elif "function_call" in part:
+                data = part["function_call"]
             else:
                 continue
             if data is not None:
                 found.append((index, part, data))
-        if calls and (not found or signed(found[0][1]) or _repeats(calls, found)):
-            return index, calls
-        calls += found
+        if found is not calls:
+            if not found or signed(found[0][1]) or _repeats(calls, found):
+                return index, calls
+            calls += found
         index += 1
         if index == stop:
             return index, calls
@@ -231,33 +234,36 @@ class GeminiGenerateContent:
                 first = index
                 index, found = call_step(messages, first)
                 after_results = False
-                if not found:
-                    units += messages[first:index]
-                    kinds += [REPLY] * (index - first)
-                    continue
-                if first not in full and index < stop and signed(found[0][1]):
-                    datas = _responses_only(messages[index], len(found))
-                    run = matcher.answered(found, datas) if datas is not None else None
-                    if run is not None:
-                        units.append(Clean(first, list(run), messages[first : index + 1]))
-                        kinds.append(CLEAN)
-                        after_results = True
-                        index += 1
-                        continue
-                keys = matcher.turn(first, found)
-                marks: tuple[Mark, ...] = ()
-                if not signed(found[0][1]):
-                    marks = (Mark("placeholder_signature", keys[0]),)
-                units.append(
-                    Turn(
-                        position=first,
-                        calls=[Call(key, part) for key, (_, part, _) in zip(keys, found, strict=True)],
-                        items=tuple(messages[first:index]),
-                        marks=marks,
+                if found:
+                    if first not in full and index < stop and signed(found[0][1]):
+                        datas = _responses_only(messages[index], len(found))
+                        run = matcher.answered(found, datas) if datas is not None else None
+                        if run is not None:
+                            units.append(Clean(first, list(run), messages[first : index + 1]))
+                            kinds.append(CLEAN)
+                            after_results = True
+                            index += 1
+                            continue
+                    keys = matcher.turn(first, found)
+                    marks: tuple[Mark, ...] = ()
+                    if not signed(found[0][1]):
+                        marks = (Mark("placeholder_signature", keys[0]),)
+                    units.append(
+                        Turn(
+                            position=first,
+                            calls=[Call(key, part) for key, (_, part, _) in zip(keys, found, strict=True)],
+                            items=tuple(messages[first:index]),
+                            marks=marks,
+                        )
                     )
-                )
-                kinds.append(TURN)
-                continue
+                    kinds.append(TURN)
+                    continue
+                for position in range(first, index):
+                    units.append(messages[position])
+                    kinds.append(REPLY)
+                if index == stop:
+                    break
+                content = messages[index]  # a step without calls ends at the end or at a content of another role
             parts = content.get("parts") if type(content) is dict else None
             if type(parts) is not list:
                 parts = parts_of(content, index)
@@ -480,7 +486,7 @@ def _responses_only(content: object, count: int) -> list[object] | None:
         if content_role(content) == "model":
             return None
         parts = field(content, "parts")
-    if not is_list(parts) or len(parts) != count:
+    if (type(parts) is not list and not is_list(parts)) or len(parts) != count:
         return None
     datas: list[object] = []
     for part in parts:
