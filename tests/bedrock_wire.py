@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import boto3
+import boto3  # type: ignore[import-untyped]
 from botocore.config import Config
 
 MODEL: Final = "anthropic.claude-3-haiku-20240307-v1:0"

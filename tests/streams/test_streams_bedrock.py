@@ -100,7 +100,8 @@ def test_content_after_message_stop_is_refused_and_counted() -> None:
 
 def test_an_in_stream_exception_ends_the_stream() -> None:
     """An event of the service's ``…Exception`` kinds is an ending: not torn, the open call dropped."""
-    events = [*tool_turn(['{"k'], close=False, stop=None), {"modelStreamErrorException": {"message": "boom"}}]
+    error: Event = {"modelStreamErrorException": {"message": "boom"}}
+    events = [*tool_turn(['{"k'], close=False, stop=None), error]
     report = raw_report(LANE, events)
     assert not report.torn
     assert report.calls == ()
