@@ -78,6 +78,7 @@ HEAD: Final[Mapping[Lane, tuple[str, ...]]] = {
     "openai.chat_completions": ("tools",),
     "openai.responses": ("instructions", "tools"),
     "gemini.generate_content": ("system_instruction", "tools"),
+    "bedrock.converse": ("system", "toolConfig"),
 }
 """The request's pieces ahead of its messages, per lane (the head), by SDK name (``compose.request_field``:
 google-genai carries them in ``config``)."""

@@ -64,6 +64,7 @@ MESSAGES_KEY: Final[Mapping[Lane, str]] = {
     "openai.chat_completions": "messages",
     "openai.responses": "input",
     "gemini.generate_content": "contents",
+    "bedrock.converse": "messages",
 }
 """The keyword argument that carries the transcript, per lane."""
 
@@ -123,6 +124,7 @@ LISTINGS: Final[Mapping[Lane, Mapping[str, Listing]]] = {
     "openai.chat_completions": {"messages": "openai_iterable", "tools": "openai_iterable"},
     "openai.responses": {"input": "openai_list", "tools": "openai_iterable"},
     "gemini.generate_content": {},
+    "bedrock.converse": {"messages": "openai_list"},  # botocore, like an openai List parameter, lists nothing
 }
 """Per lane, the parameters the request hook reads and how the lane's SDK lists each (its own order).
 
@@ -192,6 +194,7 @@ ITEM_LISTINGS: Final[Mapping[Lane, tuple[str, ...]]] = {
     "openai.chat_completions": ("content", "tool_calls"),
     "openai.responses": ("output",),
     "gemini.generate_content": (),
+    "bedrock.converse": (),
 }
 """Per lane, the fields of the transcript's dict items that the law reads and the SDK lists when one holds a
 one-shot iterable: the anthropic SDK lists every iterator it serialises, the openai SDK every field its types
