@@ -71,6 +71,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -377,7 +378,7 @@ class GeminiGenerateContent:
         del call_id
         return True
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``."""
         return derive_id(call_id, taken, pattern_safe=False)
 
