@@ -286,11 +286,13 @@ class _Restoration:
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
-        self.forms: dict[int, dict[tuple[RepairForm, CallKind], list[str]]] = {}
+        self.forms: dict[int, dict[tuple[RepairForm, CallKind], dict[str, None]]] = {}
+        """Per turn, per form and kind of call, the call ids concerned: a dict as an ordered set."""
         self.slots_of: dict[int, list[_Slot]] = {}
         self.reached: set[int] = set()
         """The positions of the clean turns a later unit reaches: the list is read again with them in full."""
-        self.orphans: list[str] = []
+        self.orphans: dict[str, None] = {}
+        """The ids of the results left out as orphans, once each, in order: a dict as an ordered set."""
         self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
@@ -309,9 +311,7 @@ class _Restoration:
 
     def note(self, turn: int, form: RepairForm, call_id: str, kind: CallKind = "function") -> None:
         """Record that ``form`` was restored for ``call_id``, a call of ``kind``, on the turn at unit index ``turn``."""
-        noted = self.forms.setdefault(turn, {}).setdefault((form, kind), [])
-        if call_id not in noted:
-            noted.append(call_id)
+        self.forms.setdefault(turn, {}).setdefault((form, kind), {})[call_id] = None
 
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
@@ -341,8 +341,7 @@ class _Restoration:
                         adjacent = -1  # delivered where it stands as text: no result any more
                 elif not (chained and call_id is not None):
                     self.at[index] = []
-                    if (call_id or "") not in self.orphans:
-                        self.orphans.append(call_id or "")
+                    self.orphans[call_id or ""] = None
                 continue
             if kind == TURN:
                 turn = units[index]

@@ -167,6 +167,7 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
     """
     calls: list[tuple[int, object, object]] = []
+    step_ids: set[str] = set()  # the ids the step's calls carry
     index, stop = first, len(contents)
     while True:  # the content at ``first`` is a model content
         content = contents[index]
@@ -188,9 +189,10 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             if data is not None:
                 found.append((index, part, data))
         if found is not calls:
-            if not found or signed(found[0][1]) or _repeats(calls, found):
+            if not found or signed(found[0][1]) or not step_ids.isdisjoint(_ids(found)):
                 return index, calls
             calls += found
+        step_ids.update(_ids(found))
         index += 1
         if index == stop:
             return index, calls
@@ -199,11 +201,9 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             return index, calls
 
 
-def _repeats(calls: list[tuple[int, object, object]], found: list[tuple[int, object, object]]) -> bool:
-    """Whether a call of ``found`` repeats the id of one of ``calls`` (a call without an id repeats none)."""
-    ids = {id_of(data) for _, _, data in calls}
-    ids.discard(None)
-    return any(id_of(data) in ids for _, _, data in found)
+def _ids(calls: list[tuple[int, object, object]]) -> list[str]:
+    """The ids the calls carry (a call without an id carries none)."""
+    return [call_id for _, _, data in calls if (call_id := id_of(data)) is not None]
 
 
 class GeminiGenerateContent:

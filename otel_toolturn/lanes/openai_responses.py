@@ -250,6 +250,7 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
     is read without it (``duplicate_item_id``), unless it repeats a call id of its own run.
     """
     call_ids: list[str] = []
+    run_ids: set[str] = set()  # the same ids, to look one up
     refs: list[object] = []
     marks: list[Mark] = []
     read_as: dict[int, object] = {}
@@ -270,12 +271,13 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
             call_id = inner.get("call_id") if type(inner) is dict else None
             if type(call_id) is not str or not call_id:
                 call_id = call_id_of(inner, "call_id", index, f"{kind} item")
-            if call_id in call_ids and _opens_next_run(inner, call_ids, refs):
+            if call_id in run_ids and _opens_next_run(inner, call_ids, refs):
                 break
-            if inner_id in seen and call_id not in call_ids:
+            if inner_id in seen and call_id not in run_ids:
                 marks.append(Mark("duplicate_item_id", call_id, _KIND_OF.get(kind, "function")))
                 inner = read_as[index] = without(inner, "id", index)
             call_ids.append(call_id)
+            run_ids.add(call_id)
             refs.append(inner)
             end = index + 1
         else:
