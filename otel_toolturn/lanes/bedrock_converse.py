@@ -143,7 +143,7 @@ class BedrockConverse:
         last block is a result ends with an empty part, so a later message's results are never in place beside
         them, and ``write`` sees where the message stood if all of them go. A turn whose calls end the message
         (``reasoningContent`` and ``cachePoint`` aside), with distinct ids that fit, followed by a user
-        message of exactly one ``toolResult`` per call (``cachePoint`` blocks after them), is ``Clean``.
+        message that opens with exactly one ``toolResult`` per call and holds no other, is ``Clean``.
         """
         view = View()
         units, kinds = view.units, view.kinds
@@ -343,8 +343,8 @@ class BedrockConverse:
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.
 
-    The message at ``start`` is a user message of exactly one ``toolResult`` per call, then only
-    ``cachePoint`` blocks; the ids are distinct and fit.
+    The message at ``start`` is a user message that opens with exactly one ``toolResult`` per call, then
+    holds no other result (the user's text, a ``cachePoint``, may follow them); the ids are distinct and fit.
     """
     expected = set(ids)
     if start >= len(messages) or len(expected) != len(ids) or not all(map(_ID.fullmatch, ids)):
@@ -359,8 +359,8 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     for block in content:
         inner = block.get("toolResult") if type(block) is dict else _result(block)
         if inner is None:
-            if expected or _kind(block) != "cachePoint":
-                return 0
+            if expected:
+                return 0  # a block ahead of a result: the results do not lead the message
             continue
         call_id = inner.get("toolUseId") if type(inner) is dict else field(inner, "toolUseId")
         if type(call_id) is not str or call_id not in expected:
