@@ -1,8 +1,9 @@
 """The floor of any GenAI instrumentation: one inference span and two metric points per call, nothing else.
 
 ``SpanOnly`` wraps ``chat.completions.create`` (OpenAI), ``messages.create`` (Anthropic),
-``models.generate_content`` (google-genai) and the async ``beta.messages.create`` (Anthropic; the
-method pydantic-ai calls) with what every instrumentation of the GenAI conventions
+``models.generate_content`` (google-genai), the async ``beta.messages.create`` (Anthropic; the
+method pydantic-ai calls) and botocore's ``BaseClient._make_api_call`` for bedrock-runtime's
+``Converse`` (every other operation passes through untouched) with what every instrumentation of the GenAI conventions
 records on a call: a CLIENT span named ``chat {model}`` with the request attributes, made current
 around the SDK call, the response's
 model, id and token usage set on it, and one counter and one duration histogram point. It reads
@@ -21,6 +22,7 @@ from typing import Any
 
 import anthropic.resources.beta.messages.messages
 import anthropic.resources.messages
+import botocore.client
 import google.genai.models
 import openai.resources.chat.completions
 import wrapt
@@ -54,6 +56,22 @@ def _response_attributes(result: object) -> dict[str, str | int]:
         "gen_ai.usage.input_tokens": int(prompt or 0),
         "gen_ai.usage.output_tokens": int(completion or 0),
     }
+
+
+def _converse_attributes(result: object) -> dict[str, str | int]:
+    """A Converse response's token usage (its ``usage``; Converse names no response model or id)."""
+    usage = result.get("usage") if isinstance(result, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    return {
+        "gen_ai.usage.input_tokens": int(usage.get("inputTokens") or 0),
+        "gen_ai.usage.output_tokens": int(usage.get("outputTokens") or 0),
+    }
+
+
+def _is_converse(instance: object, args: tuple[object, ...]) -> bool:
+    """Whether a ``_make_api_call(operation_name, api_params)`` is bedrock-runtime's ``Converse``."""
+    service = getattr(getattr(getattr(instance, "meta", None), "service_model", None), "service_name", None)
+    return len(args) == 2 and args[0] == "Converse" and service == "bedrock-runtime"
 
 
 class SpanOnly:
@@ -122,6 +140,20 @@ class SpanOnly:
                 return result
 
             self._wrap(owner, method, async_wrapper)
+
+        def converse_wrapper(
+            wrapped: Callable[..., object], instance: object, args: tuple[object, ...], kwargs: dict[str, object]
+        ) -> object:
+            if not _is_converse(instance, args):
+                return wrapped(*args, **kwargs)
+            params = args[1]
+            model = params.get("modelId") if isinstance(params, dict) else None
+            with recorded("aws.bedrock", model) as span:
+                result = wrapped(*args, **kwargs)
+                span.set_attributes(_converse_attributes(result))
+            return result
+
+        self._wrap(botocore.client.BaseClient, "_make_api_call", converse_wrapper)
 
     def _wrap(self, owner: type[Any], method: str, wrapper: Callable[..., object]) -> None:
         """Wrap ``owner.method``, keeping the original for ``uninstrument``."""

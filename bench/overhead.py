@@ -26,6 +26,11 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``gemini 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken``: the same through google-genai's
   ``models.generate_content`` (otel-toolturn and ``span only``), ``contents`` in the REST spelling
   with signed calls;
+- ``bedrock 2,000 msgs`` / ``, broken``: the same through boto3's ``bedrock-runtime`` ``converse``
+  (otel-toolturn and ``span only``), 1,999 messages alternating as Converse requires (a user message
+  holds the previous round's ``toolResult`` and the next question), the HTTP response stubbed below
+  botocore's ``Endpoint._send`` (its HTTP session), so botocore validates, serialises and signs each
+  request as it would send it;
 - ``anthropic session 350 msgs``: a realistic coding-agent session (``bench._session``: about 350
   messages and 0.63 MB, thinking on every assistant turn, parallel calls, results up to 10 KB),
   resent and growing by one round per call for 30 calls, then starting over;
@@ -68,8 +73,12 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 import anthropic
+import boto3  # type: ignore[import-untyped]
+import botocore.client
 import httpx2
 import openai
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.config import Config
 from google import genai
 from google.genai import types as genai_types
 from opentelemetry import _logs, metrics, trace
@@ -157,6 +166,20 @@ def gemini_transcript(size: int, *, broken: bool = False) -> list[dict[str, Any]
     return out
 
 
+def bedrock_transcript(size: int, *, broken: bool = False) -> list[dict[str, Any]]:
+    """A Converse transcript of at most ``size`` messages, an odd count: user first and last, roles alternating.
+
+    Each round is the assistant's call and a user message with its result and the next question.
+    ``broken``: every 50th round's result is missing (otel-toolturn adds a closing one).
+    """
+    out: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "Question 0"}]}]
+    turn = 0
+    while len(out) + 2 <= size:
+        out.extend(bedrock_round(turn, prefix="tooluse", answered=not (broken and turn % 50 == 7)))
+        turn += 1
+    return out
+
+
 ROUNDS: Final = 100
 """How many rounds a growing conversation takes before it starts over (its first call is then cold)."""
 SESSION_ROUNDS: Final = 30
@@ -195,6 +218,19 @@ def gemini_round(turn: int) -> list[dict[str, Any]]:
         {"role": "user", "parts": [{"text": f"And file {turn}?"}]},
         {"role": "model", "parts": [{"functionCall": call, "thoughtSignature": "c2lnbmF0dXJl"}]},
         {"role": "user", "parts": [{"functionResponse": response}]},
+    ]
+
+
+def bedrock_round(turn: int, *, prefix: str = "tooluse_more", answered: bool = True) -> list[dict[str, Any]]:
+    """One Converse round: the assistant calls a tool; a user message, its result and the next question.
+
+    Not ``answered``: the user message holds the question alone (the call is left without its result).
+    """
+    call = f"{prefix}_{turn}"
+    result = {"toolResult": {"toolUseId": call, "content": [{"text": f"more {turn} " * 4}]}}
+    return [
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": call, "name": "read", "input": {"n": turn}}}]},
+        {"role": "user", "content": [*([result] if answered else []), {"text": f"And file {turn + 1}?"}]},
     ]
 
 
@@ -337,6 +373,64 @@ def gemini_json() -> bytes:
             "responseId": "resp-1",
         }
     ).encode()
+
+
+def converse_json() -> bytes:
+    return json.dumps(
+        {
+            "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12},
+            "metrics": {"latencyMs": 1},
+        }
+    ).encode()
+
+
+class _Body:
+    """A stubbed response's raw body, as botocore reads it (``stream()``)."""
+
+    def __init__(self, content: bytes) -> None:
+        self._content = content
+
+    def stream(self, **_: object) -> Iterable[bytes]:
+        return iter((self._content,))
+
+
+class StubbedHttp:
+    """botocore's HTTP session, answering every request with ``content`` at once (no network).
+
+    It stands where ``Endpoint._send`` sends (``endpoint.http_session``), so everything botocore
+    does up to the wire (validation, serialisation, signing) and otel-toolturn's send hook still run.
+    """
+
+    def __init__(self, content: bytes) -> None:
+        self._content = content
+
+    def send(self, request: AWSPreparedRequest) -> AWSResponse:
+        """A 200 response holding ``content``, for any request."""
+        headers = {"content-type": "application/json", "x-amzn-requestid": "req-1"}
+        return AWSResponse(request.url, 200, headers, _Body(self._content))
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+DUMMY: Final = "k"
+"""The credentials the stubbed clients sign with (nothing checks them)."""
+
+
+def bedrock_client() -> botocore.client.BaseClient:
+    """boto3's ``bedrock-runtime`` client, dummy credentials, one attempt, its HTTP session ``StubbedHttp``."""
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url="http://bench.invalid",
+        region_name="us-east-1",
+        aws_access_key_id=DUMMY,
+        aws_secret_access_key=DUMMY,
+        config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+    )
+    client._endpoint.http_session = StubbedHttp(converse_json())  # where the HTTP response is stubbed
+    return client
 
 
 def anthropic_sse(events: int) -> bytes:
@@ -522,6 +616,13 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
         calls[f"gemini 2,000 msgs{suffix}"] = (
             source.next,
             lambda contents: gem.models.generate_content(model=MODEL, contents=contents),
+        )
+    converse: Any = bedrock_client()
+    for suffix, broken in (("", False), (", broken", True)):
+        source = Conversation(bedrock_transcript(MESSAGES, broken=broken), [bedrock_round(n) for n in range(ROUNDS)])
+        calls[f"bedrock 2,000 msgs{suffix}"] = (
+            source.next,
+            lambda messages: converse.converse(modelId=MODEL, messages=messages),
         )
     first = anthropic_transcript(MESSAGES)[:1]
     calls["anthropic stream 5,000"] = (

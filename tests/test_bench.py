@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import anthropic
+import botocore.client
 import google.genai.models
 import httpx2
 import pytest
@@ -270,6 +271,44 @@ def test_the_floor_variant_records_the_gemini_response_on_its_span() -> None:
     assert google.genai.models.Models.__dict__["generate_content"] is original
 
 
+def test_the_floor_variant_records_a_bedrock_converse_call_and_lets_other_operations_pass() -> None:
+    """``span only`` on boto3 ``converse``, HTTP stubbed: one span with usage; other calls pass; botocore restored."""
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    original = botocore.client.BaseClient.__dict__["_make_api_call"]
+    client = overhead.bedrock_client()
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        reply = client.converse(modelId=overhead.MODEL, messages=overhead.bedrock_transcript(5))
+        client.count_tokens(modelId=overhead.MODEL, input={"converse": {"messages": overhead.bedrock_transcript(1)}})
+    finally:
+        floor.uninstrument()
+    assert reply["output"]["message"]["content"] == [{"text": "ok"}]
+    (span,) = spans.get_finished_spans()
+    assert span.name == f"chat {overhead.MODEL}"
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.provider.name"] == "aws.bedrock"
+    assert (span.attributes["gen_ai.usage.input_tokens"], span.attributes["gen_ai.usage.output_tokens"]) == (5, 7)
+    assert botocore.client.BaseClient.__dict__["_make_api_call"] is original
+
+
+def test_the_bedrock_bench_transcripts_are_valid_or_broken_as_named() -> None:
+    """``bedrock 2,000 msgs``: 1,999 messages the lane accepts as they are; ``, broken``: each repaired, lossless."""
+    clean, broken = (
+        overhead.bedrock_transcript(overhead.MESSAGES),
+        overhead.bedrock_transcript(overhead.MESSAGES, broken=True),
+    )
+    assert len(clean) == overhead.MESSAGES - 1
+    assert validate(clean + overhead.bedrock_round(0), lane="bedrock.converse") == []
+    view = ensure_tool_turn_invariants(clean, lane="bedrock.converse")
+    assert (view.messages is clean, view.repairs) == (True, ())
+    repaired = ensure_tool_turn_invariants(broken, lane="bedrock.converse")
+    assert {r.form for r in repaired.repairs} == {"missing_result"}
+    assert validate(repaired.messages, lane="bedrock.converse") == []
+
+
 def test_the_gemini_bench_transcripts_are_valid_or_broken_as_named() -> None:
     """``gemini 2,000 msgs``: 2,000 contents the lane accepts as they are; ``, broken``: each repaired, lossless."""
     clean, broken = (
@@ -431,7 +470,11 @@ print(json.dumps([[s.instrumentation_scope.name, s.attributes.get("toolturn.repa
 
 @pytest.mark.parametrize(
     ("row", "scope"),
-    [("anthropic 2,000 msgs, SDK span", "com.anthropic.sdk.python"), ("anthropic 2,000 msgs", "otel_toolturn")],
+    [
+        ("anthropic 2,000 msgs, SDK span", "com.anthropic.sdk.python"),
+        ("anthropic 2,000 msgs", "otel_toolturn"),
+        ("bedrock 2,000 msgs", "otel_toolturn"),
+    ],
 )
 def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_own(row: str, scope: str) -> None:
     """The ``, SDK span`` row's client makes its call span and otel-toolturn records onto it; the others make none."""

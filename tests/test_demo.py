@@ -26,6 +26,8 @@ PROVIDER_WORDS = {
     "tool use with id `srvtoolu_": 1,
     "was found without a corresponding `web_search_tool_result` block": 1,
     "Please ensure that the number of function response parts is equal to the number of function call parts": 1,
+    "The number of toolResult blocks at messages.0.content exceeds the number of toolUse blocks": 1,
+    "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_": 1,
 }
 """The provider's words each refusal before ``init`` shows, and how many stories end in them."""
 STORIES = [story for sdk in installed()[0] for story in sdk.stories]
@@ -40,6 +42,8 @@ REPAIRS_SHOWN = (
     "toolturn.repair: orphan_result",
     "toolturn.stream.drop: truncated",
     "toolturn.repair: missing_result [gc-",
+    "toolturn.repair: orphan_result [tooluse_log]",
+    "toolturn.repair: missing_result [tooluse_",
 )
 
 
@@ -106,7 +110,7 @@ def test_with_otel_toolturn_the_late_result_keeps_the_cache(demo_run: subprocess
 def test_demo_says_where_the_telemetry_went(demo_run: subprocess.CompletedProcess[str]) -> None:
     """The summary names the console as the destination and prints one console line per span."""
     assert "Telemetry went to the console" in demo_run.stdout
-    assert "toolturn.lossy_projections 3" in demo_run.stdout
+    assert "toolturn.lossy_projections 4" in demo_run.stdout
     assert "OTEL_EXPORTER_OTLP_ENDPOINT" in demo_run.stdout
 
 
@@ -141,13 +145,14 @@ raise SystemExit(main(["demo", "--telemetry", "none"]))
 @pytest.mark.parametrize(
     ("blocked", "played", "line"),
     [
-        ("google.genai", 8, "the stories of google-genai, not installed here (pip install 'otel-toolturn[gemini]')"),
-        ("anthropic", 4, "the stories of anthropic, not installed here (pip install 'otel-toolturn[anthropic]')"),
+        ("google.genai", 10, "the stories of google-genai, not installed here (pip install 'otel-toolturn[gemini]')"),
+        ("anthropic", 6, "the stories of anthropic, not installed here (pip install 'otel-toolturn[anthropic]')"),
         (
             "anthropic,openai",
-            1,
+            3,
             "the stories of anthropic, openai, not installed here (pip install 'otel-toolturn[anthropic,openai]')",
         ),
+        ("boto3", 9, "the stories of boto3, not installed here (pip install 'otel-toolturn[bedrock]')"),
     ],
 )
 def test_the_stories_of_an_sdk_not_installed_are_skipped_in_one_line(blocked: str, played: int, line: str) -> None:
@@ -189,7 +194,7 @@ def test_the_stories_of_an_sdk_too_old_for_them_are_skipped_in_one_line() -> Non
 def test_without_any_sdk_the_demo_says_so_in_one_line() -> None:
     """No SDK client installed: one line naming the extras that bring them, exit 3, no traceback."""
     done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT, "anthropic,openai,google.genai"],
+        [sys.executable, "-c", _WITHOUT, "anthropic,openai,google.genai,boto3"],
         capture_output=True,
         text=True,
         check=False,
@@ -199,5 +204,5 @@ def test_without_any_sdk_the_demo_says_so_in_one_line() -> None:
     assert done.stdout == ""
     assert done.stderr == (
         "otel-toolturn: the demo drives an SDK client, and none is installed here: "
-        "pip install 'otel-toolturn[anthropic,openai,gemini]'\n"
+        "pip install 'otel-toolturn[anthropic,openai,gemini,bedrock]'\n"
     )

@@ -56,6 +56,7 @@ STORY_MODULES: Final = (
     StoryModule(
         module="otel_toolturn.demo._gemini_stories", sdk="google.genai", package="google-genai", extra="gemini"
     ),
+    StoryModule(module="otel_toolturn.demo._bedrock_stories", sdk="boto3", package="boto3", extra="bedrock"),
 )
 """The SDKs' stories, in the order they are played."""
 

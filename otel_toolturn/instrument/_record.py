@@ -44,6 +44,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
+from otel_toolturn._view import field
 from otel_toolturn._vocab import Lane
 from otel_toolturn.compose import request_field
 from otel_toolturn.handoff import matching_pattern
@@ -77,13 +78,17 @@ def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, Attri
     """The conventions' ``gen_ai.request.*`` parameters the request carries (``names.REQUEST_PARAMETERS``).
 
     Numbers as they are (a boolean is no number), stop sequences as a list of strings (one string: a list
-    of one), the choice count only when it is not 1; anything else is left out.
+    of one), the choice count only when it is not 1; anything else is left out. A dotted setting is read
+    field by field (``inferenceConfig.maxTokens``: the ``maxTokens`` of the ``inferenceConfig`` setting).
     """
     found: dict[str, AttributeValue] = {}
     for key, setting in names.REQUEST_PARAMETERS[lane]:
         if key in found:
             continue
-        value = request_field(kwargs, setting, lane=lane)
+        outer, *inner = setting.split(".")
+        value = request_field(kwargs, outer, lane=lane)
+        for name in inner:
+            value = None if value is None else field(value, name)
         if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
             stops = [value] if isinstance(value, str) else value
             if isinstance(stops, (list, tuple)) and stops and all(isinstance(s, str) for s in stops):

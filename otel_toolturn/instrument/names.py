@@ -153,12 +153,18 @@ REQUEST_PARAMETERS: Final[Mapping[Lane, tuple[tuple[str, str], ...]]] = MappingP
             (GEN_AI_REQUEST_CHOICE_COUNT, "candidate_count"),
             (GEN_AI_REQUEST_CHOICE_COUNT, "candidateCount"),
         ),
-        "bedrock.converse": (),  # Converse nests them in ``inferenceConfig``, which no lane's reader reaches yet
+        "bedrock.converse": (
+            ("gen_ai.request.max_tokens", "inferenceConfig.maxTokens"),
+            ("gen_ai.request.temperature", "inferenceConfig.temperature"),
+            ("gen_ai.request.top_p", "inferenceConfig.topP"),
+            ("gen_ai.request.stop_sequences", "inferenceConfig.stopSequences"),
+        ),
     }
 )
 """Where each lane's request carries the conventions' ``gen_ai.request.*`` parameters: the attribute, and the
 request setting holding it (``compose.request_field``: google-genai's ``config``, in either spelling; the first
-setting that holds a value wins); the choice count only when it is not 1."""
+setting that holds a value wins); the choice count only when it is not 1. A dotted setting is a field of a
+setting (Bedrock Converse: ``inferenceConfig.maxTokens``)."""
 SCHEMA_URL: Final = "https://opentelemetry.io/schemas/1.37.0"
 """The semantic conventions release whose GenAI names the spans and metrics carry."""
 

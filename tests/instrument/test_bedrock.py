@@ -185,3 +185,35 @@ def test_uninstrument_restores_botocore(instrument: Instrument, sim: Simulator) 
     with pytest.raises(ClientError, match="exceeds the number of toolUse blocks"):
         converse(client, list(BROKEN["trimmed"]), streamed=False)
     assert len(otel.call_spans()) == 1
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_inference_config_goes_on_the_span_in_the_conventions_names(
+    instrument: Instrument, sim: Simulator, streamed: bool
+) -> None:
+    """``inferenceConfig``'s maxTokens, temperature, topP and stopSequences become the gen_ai.request.* attributes."""
+    otel = instrument(mode="repair")
+    config = {"maxTokens": 256, "temperature": 0.25, "topP": 0.5, "stopSequences": ["END", "STOP"]}
+    client = bedrock_client(sim.base_url)
+    if streamed:
+        list(client.converse_stream(modelId=MODEL, messages=[user(text("Hi."))], inferenceConfig=config)["stream"])
+    else:
+        client.converse(modelId=MODEL, messages=[user(text("Hi."))], inferenceConfig=config)
+    (request,) = sim.requests
+    assert request.body["inferenceConfig"] == config  # type: ignore[index]
+    attributes = the_span(otel).attributes
+    assert attributes["gen_ai.request.max_tokens"] == 256
+    assert attributes["gen_ai.request.temperature"] == 0.25
+    assert attributes["gen_ai.request.top_p"] == 0.5
+    assert attributes["gen_ai.request.stop_sequences"] == ("END", "STOP")
+
+
+def test_a_call_without_inference_config_carries_no_request_parameters(instrument: Instrument, sim: Simulator) -> None:
+    """No ``inferenceConfig``, or an empty one: no gen_ai.request.* parameter on the span."""
+    otel = instrument(mode="repair")
+    client = bedrock_client(sim.base_url)
+    client.converse(modelId=MODEL, messages=[user(text("Hi."))])
+    client.converse(modelId=MODEL, messages=[user(text("Hi."))], inferenceConfig={})
+    parameters = {key for key, _ in names.REQUEST_PARAMETERS[LANE]}
+    for span in otel.call_spans():
+        assert parameters.isdisjoint(span.attributes or {})
