@@ -237,6 +237,14 @@ class Emitted:
     is written as it was before the unit was there."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemPromptPiece:
+    """One piece of a system prompt: its text (absent or empty ⇒ it contributes nothing) and where it came from."""
+
+    raw_content: str | None = None
+    source: str = ""
+
+
 class LaneAdapter(Protocol):
     """One wire lane's reading and writing of the view: the only place its spelling lives."""
 
@@ -296,6 +304,41 @@ class LaneAdapter(Protocol):
 
     def write(self, out: Emitted) -> list[object]:
         """The wire list for the law's output."""
+
+    transcript_field: str
+    """The request's keyword argument holding the wire list the law reads (``messages``, ``input``, ``contents``)."""
+
+    def setting(self, request: Mapping[str, object], name: str) -> object:
+        """A request setting by its SDK name (google-genai: a field of ``config``); ``None``: absent."""
+
+    def tool_choice(self, request: Mapping[str, object]) -> object:
+        """The caller's tool choice as the request spells it; ``None``: none given."""
+
+    def tool_choice_none(self) -> object | None:
+        """The lane's own "call no tool", a fresh value each time; ``None``: the lane has no such choice."""
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """Whether a caller's tool choice is the lane's "call no tool"."""
+
+    def with_tool_choice(self, request: Mapping[str, object], choice: object) -> dict[str, object]:
+        """A copy of ``request`` whose tool choice is ``choice``, where the lane keeps it; never in place."""
+
+    def system_pieces(
+        self, request: Mapping[str, object], transcript: Sequence[SystemPromptPiece] | None = None
+    ) -> tuple[SystemPromptPiece, ...]:
+        """Every system-prompt piece of a request, in wire order (``transcript``: its messages' pieces, if read)."""
+
+    def continues_server_state(self, request: Mapping[str, object]) -> bool:
+        """Whether the request continues state the server holds (names a previous response or a conversation)."""
+
+    def is_model_output(self, item: object) -> bool:
+        """Whether the model produced this transcript item."""
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The client tool call ids a transcript item emits, in order (none: it emits no client call)."""
+
+    def speaks_as_user(self, message: object) -> bool:
+        """Whether a transcript item is the user speaking (text), not merely carrying tool results."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -16,7 +16,7 @@ per block.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
@@ -39,6 +39,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._anthropic_server import PLAIN, restore, served
 from otel_toolturn.lanes._anthropic_server import family as server_family
 from otel_toolturn.lanes._anthropic_server import violations as server_violations
@@ -252,6 +253,58 @@ class AnthropicMessages:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
+
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``{"type": "none"}``: call no tool."""
+        return {"type": "none"}
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``{"type": "none"}``."""
+        return isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """The ``system`` string, or each text block of it (the transcript holds none)."""
+        del transcript  # the system prompt stands outside the transcript
+        return tuple(request_parts.text_pieces(request.get("system"), "system"))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: the Messages API holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of the ``tool_use`` blocks of an assistant message, in order (those without a string id left out)."""
+        if field(item, "role") != "assistant":
+            return ()
+        blocks = field(item, "content")
+        if not isinstance(blocks, Sequence) or isinstance(blocks, str):
+            return ()
+        ids = (field(block, "id") for block in blocks if field(block, "type") == "tool_use")
+        return tuple(call_id for call_id in ids if isinstance(call_id, str))
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with text (a string, or a text block)."""
+        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

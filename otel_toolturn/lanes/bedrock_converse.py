@@ -34,6 +34,7 @@ import re
 from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
+from otel_toolturn._errors import UnsupportedLaneError
 from otel_toolturn._view import (
     CLEAN,
     INTERRUPTED_RESULT_TEXT,
@@ -54,6 +55,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     derive_id,
@@ -335,6 +337,58 @@ class BedrockConverse:
         models behind the service apply to a user message holding results and text.
         """
         return _validate(messages)
+
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``toolConfig.toolChoice``; ``None``: none given."""
+        tool_config = request.get("toolConfig")
+        return None if tool_config is None else field(tool_config, "toolChoice")
+
+    def tool_choice_none(self) -> None:
+        """None: a ``toolChoice`` is ``auto``, ``any`` or one ``tool``, and ``toolConfig`` must stay."""
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """Never: a ``toolChoice`` has no "none"."""
+        del tool_choice
+        return False
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """Refused: Converse has no tool choice that calls no tool (``UnsupportedLaneError``)."""
+        del request, choice  # nothing to set them in
+        raise UnsupportedLaneError(f"{self.lane} has no tool choice that calls no tool")
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """Each ``text`` block of ``system`` (the messages hold none)."""
+        del transcript  # the system prompt stands outside the transcript
+        return tuple(request_parts.text_pieces(request.get("system"), "system"))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: Converse holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of the client ``toolUse`` blocks of an assistant message (``emitted_call_ids``)."""
+        return emitted_call_ids(item) if field(item, "role") == "assistant" else ()
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with a non-empty ``text`` block."""
+        if field(message, "role") != "user":
+            return False
+        content = field(message, "content")
+        blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else ()
+        return any(isinstance(field(block, "text"), str) and bool(field(block, "text")) for block in blocks)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

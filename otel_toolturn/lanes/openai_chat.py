@@ -30,6 +30,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -266,6 +267,57 @@ class OpenAIChat:
         if pending:
             violations.append(_missing(batch_at, pending))
         return violations
+
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``"none"``: call no tool."""
+        return "none"
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``"none"``."""
+        return tool_choice == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """The content of each ``system`` or ``developer`` message of ``messages`` (``transcript``: already read)."""
+        return tuple(request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: Chat Completions holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of an assistant message's ``tool_calls``, in order (those without a string id left out)."""
+        if field(item, "role") != "assistant":
+            return ()
+        calls = field(item, "tool_calls")
+        if not isinstance(calls, Sequence) or isinstance(calls, str):
+            return ()
+        ids = (field(call, "id") for call in calls)
+        return tuple(call_id for call_id in ids if isinstance(call_id, str))
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with text (a string, or a text part)."""
+        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
 
 
 def _missing(position: int, ids: list[str]) -> Violation:

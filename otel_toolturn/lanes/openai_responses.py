@@ -58,6 +58,7 @@ from otel_toolturn._view import (
     without,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -621,6 +622,54 @@ class OpenAIResponses:
         )
         return sorted(violations, key=lambda v: v.position)
 
+    transcript_field: str = "input"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``"none"``: call no tool."""
+        return "none"
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``"none"``."""
+        return tool_choice == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """``instructions``, then each ``system`` or ``developer`` message item of ``input`` (``transcript``: read)."""
+        instructions = request_parts.text_pieces(request.get("instructions"), "instructions")
+        return (*instructions, *request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """A truthy ``previous_response_id`` or ``conversation`` (``None``, ``""``, the SDK's "not given": none)."""
+        return any(bool(request.get(key)) for key in SERVER_STATE_FIELDS)
+
+    def is_model_output(self, item: object) -> bool:
+        """An assistant message item, a ``reasoning`` item or any ``*_call`` item (``model_made``)."""
+        return model_made(item)
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """A client call item's ``call_id`` (``function_call``, ``custom_tool_call``, ``shell_call``, ...)."""
+        call_id = field(item, "call_id") if field(item, "type") in CALL_TYPES else None
+        return (call_id,) if isinstance(call_id, str) else ()
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message item with text (a string, or an ``input_text`` part)."""
+        if field(message, "role") != "user" or field(message, "type") not in (None, "message"):
+            return False
+        return request_parts.has_text(field(message, "content"))
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""
@@ -703,3 +752,7 @@ def _duplicate(position: int, item_id: str) -> Violation:
 
 
 ADAPTER: Final[OpenAIResponses] = OpenAIResponses()
+
+
+SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
+"""The request fields that name state the server holds."""
