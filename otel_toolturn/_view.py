@@ -245,6 +245,54 @@ class SystemPromptPiece:
     source: str = ""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireCall:
+    """One client call of a handoff's carrier: its name, its id, and where it stands.
+
+    ``position`` is the index in the message list of the message (Anthropic, Chat) or item
+    (Responses) holding it; ``slot`` its index in that message's blocks / ``tool_calls``
+    (``None`` for a Responses item, which is the call itself); ``kind`` its wire type (Responses:
+    ``function_call`` or ``custom_tool_call``, which decides the type of the output answering it).
+    """
+
+    name: str
+    call_id: str
+    position: int
+    slot: int | None
+    kind: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Carrier:
+    """The last assistant message (Responses: run of items ``start..end`` inclusive) and its calls."""
+
+    start: int
+    end: int
+    calls: tuple[WireCall, ...]
+
+
+class HandoffWire(Protocol):
+    """A lane's spelling of the few shapes a handoff touches (``otel_toolturn.handoff``)."""
+
+    def carrier(self, messages: Sequence[object]) -> Carrier | None:
+        """The message (Responses: run of model-output items) carrying the round's calls; ``None``: no assistant."""
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message that carries no tool calls."""
+
+    def holds_results(self, message: object) -> bool:
+        """Whether a list entry is a result of a batch (a results message, a ``tool`` message, an output item)."""
+
+    def error_result(self, call: WireCall, text: str) -> object:
+        """The lane's error result answering ``call`` with ``text`` (Anthropic: the block alone)."""
+
+    def join_batch(self, messages: Sequence[object], carrier: Carrier, end: int, result: object) -> list[object]:
+        """A new list with ``result`` (an ``error_result``) joining the batch whose results end at ``end``."""
+
+    def without_call(self, messages: Sequence[object], carrier: Carrier, call: WireCall) -> list[object]:
+        """A new list with ``call`` removed from ``carrier`` (the last call: the carrier's text kept as plain text)."""
+
+
 class LaneAdapter(Protocol):
     """One wire lane's reading and writing of the view: the only place its spelling lives."""
 
@@ -339,6 +387,10 @@ class LaneAdapter(Protocol):
 
     def speaks_as_user(self, message: object) -> bool:
         """Whether a transcript item is the user speaking (text), not merely carrying tool results."""
+
+    @property
+    def handoff(self) -> HandoffWire | None:
+        """The lane's handoff spelling; ``None``: no handoff runs on it (its system prompt lives outside the list)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -306,6 +306,11 @@ class AnthropicMessages:
         """A ``user`` message with text (a string, or a text block)."""
         return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
 
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
@@ -558,3 +563,93 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[AnthropicMessages] = AnthropicMessages()
+
+
+class AnthropicHandoff:
+    """The Messages spelling of a handoff's shapes: the last assistant message and its ``tool_use`` blocks."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last assistant message and its ``tool_use`` blocks, in order."""
+        at = request_parts.last_assistant(messages)
+        if at is None:
+            return None
+        content = field(messages[at], "content")
+        blocks: Sequence[object] = content if isinstance(content, (list, tuple)) else ()
+        found = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(block, "name")),
+                call_id=request_parts.text_or_empty(field(block, "id")),
+                position=at,
+                slot=slot,
+                kind="tool_use",
+            )
+            for slot, block in enumerate(blocks)
+            if field(block, "type") == "tool_use"
+        )
+        return request_parts.Carrier(start=at, end=at, calls=found)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message without a ``tool_use`` block."""
+        if field(message, "role") != "assistant":
+            return False
+        content = field(message, "content")
+        return not (isinstance(content, (list, tuple)) and any(field(block, "type") == "tool_use" for block in content))
+
+    def holds_results(self, message: object) -> bool:
+        """A user message whose first block is a ``tool_result``."""
+        content = field(message, "content")
+        return (
+            field(message, "role") == "user"
+            and isinstance(content, (list, tuple))
+            and bool(content)
+            and field(content[0], "type") == "tool_result"
+        )
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """A ``tool_result`` block with ``is_error``."""
+        return {"type": "tool_result", "tool_use_id": call.call_id, "content": text, "is_error": True}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The block in a user message of its own, or after the leading results of a last message with other blocks.
+
+        When the batch's last results message also holds other blocks (guard feedback), the block joins
+        that message right after its leading results, so the results still lead the user turn the API reads.
+        """
+        if end > carrier.end + 1:
+            last = messages[end - 1]
+            blocks = request_parts.listed_field(last, "content")
+            lead = 0
+            while lead < len(blocks) and field(blocks[lead], "type") == "tool_result":
+                lead += 1
+            if lead < len(blocks):
+                updated = replace(last, end - 1, content=[*blocks[:lead], result, *blocks[lead:]])
+                return [*messages[: end - 1], updated, *messages[end:]]
+        return request_parts.inserted(messages, end, {"role": "user", "content": [result]})
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """Its ``tool_use`` block removed; the last call gone, the non-blank ``text`` blocks stay (none: no message)."""
+        at = call.position
+        message = messages[at]
+        if len(carrier.calls) > 1:
+            blocks = [b for i, b in enumerate(request_parts.listed_field(message, "content")) if i != call.slot]
+            return [*messages[:at], replace(message, at, content=blocks), *messages[at + 1 :]]
+        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+
+
+def _plain_text(content: object) -> object | None:
+    """The non-blank ``text`` blocks of a content (a string: itself when not blank); ``None``: no text."""
+    if isinstance(content, str):
+        return content if content.strip() else None
+    texts = [
+        block
+        for block in (content if isinstance(content, (list, tuple)) else ())
+        if field(block, "type") == "text" and str(field(block, "text") or "").strip()
+    ]
+    return texts or None
+
+
+HANDOFF: Final[AnthropicHandoff] = AnthropicHandoff()

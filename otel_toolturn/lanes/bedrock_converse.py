@@ -390,6 +390,10 @@ class BedrockConverse:
         blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else ()
         return any(isinstance(field(block, "text"), str) and bool(field(block, "text")) for block in blocks)
 
+    @property
+    def handoff(self) -> None:
+        """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.

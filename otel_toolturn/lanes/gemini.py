@@ -499,6 +499,10 @@ class GeminiGenerateContent:
             and any(isinstance(field(part, "text"), str) and bool(field(part, "text")) for part in parts)
         )
 
+    @property
+    def handoff(self) -> None:
+        """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
+
 
 def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:
     """Whether ``content`` holds exactly the clean answer to the calls of ``keys`` (the matcher takes it, then).

@@ -319,6 +319,11 @@ class OpenAIChat:
         """A ``user`` message with text (a string, or a text part)."""
         return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
 
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
 
 def _missing(position: int, ids: list[str]) -> Violation:
     return Violation(
@@ -330,3 +335,68 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[OpenAIChat] = OpenAIChat()
+
+
+class ChatHandoff:
+    """The Chat spelling of a handoff's shapes: the last assistant message and its ``tool_calls``."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last assistant message and its ``tool_calls``, in order."""
+        at = request_parts.last_assistant(messages)
+        if at is None:
+            return None
+        tool_calls = field(messages[at], "tool_calls")
+        listed: Sequence[object] = tool_calls if isinstance(tool_calls, (list, tuple)) else ()
+        found = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(field(call, "function"), "name")),
+                call_id=request_parts.text_or_empty(field(call, "id")),
+                position=at,
+                slot=slot,
+                kind="function",
+            )
+            for slot, call in enumerate(listed)
+        )
+        return request_parts.Carrier(start=at, end=at, calls=found)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message without ``tool_calls``."""
+        return field(message, "role") == "assistant" and not field(message, "tool_calls")
+
+    def holds_results(self, message: object) -> bool:
+        """A ``tool`` message."""
+        return field(message, "role") == "tool"
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """A ``tool`` message answering the call."""
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The ``tool`` message right after the batch's results."""
+        del carrier  # the batch's end says where
+        return request_parts.inserted(messages, end, result)
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """Its ``tool_calls`` entry removed; the last call gone, the text content stays (none: no message)."""
+        at = call.position
+        message = messages[at]
+        if len(carrier.calls) > 1:
+            calls = [c for i, c in enumerate(request_parts.listed_field(message, "tool_calls")) if i != call.slot]
+            return [*messages[:at], replace(message, at, tool_calls=calls), *messages[at + 1 :]]
+        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+
+
+def _plain_text(content: object) -> object | None:
+    """A content that holds non-blank text (a string, or ``text`` parts), as it is; ``None``: no text."""
+    if isinstance(content, str):
+        return content if content.strip() else None
+    parts = content if isinstance(content, (list, tuple)) else ()
+    text = "".join(str(field(part, "text") or "") for part in parts if field(part, "type") == "text")
+    return content if text.strip() else None
+
+
+HANDOFF: Final[ChatHandoff] = ChatHandoff()

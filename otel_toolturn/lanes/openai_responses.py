@@ -670,6 +670,11 @@ class OpenAIResponses:
             return False
         return request_parts.has_text(field(message, "content"))
 
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""
@@ -756,3 +761,62 @@ ADAPTER: Final[OpenAIResponses] = OpenAIResponses()
 
 SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
 """The request fields that name state the server holds."""
+
+
+_OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+
+
+class ResponsesHandoff:
+    """The Responses spelling of a handoff's shapes: the last run of model-output items and its call items."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last run of model-output items (``model_made``) and its client call items, in order."""
+        end = next((i for i in range(len(messages) - 1, -1, -1) if model_made(messages[i])), None)
+        if end is None:
+            return None
+        start = end
+        while start > 0 and model_made(messages[start - 1]):
+            start -= 1
+        calls = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(item, "name")),
+                call_id=request_parts.text_or_empty(field(item, "call_id")),
+                position=position,
+                slot=None,
+                kind=str(field(item, "type")),
+            )
+            for position, item in enumerate(messages[start : end + 1], start)
+            if field(item, "type") in CALL_TYPES
+        )
+        return request_parts.Carrier(start=start, end=end, calls=calls)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message item."""
+        return field(message, "role") == "assistant" and field(message, "type") in (None, "message")
+
+    def holds_results(self, message: object) -> bool:
+        """An output item of any call kind."""
+        return field(message, "type") in OUTPUT_TYPES
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """The output item answering the call's kind (``function_call_output`` for a kind it does not know)."""
+        return {"type": _OUTPUT_OF.get(call.kind, "function_call_output"), "call_id": call.call_id, "output": text}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The output item right after the batch's outputs."""
+        del carrier  # the batch's end says where
+        return request_parts.inserted(messages, end, result)
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """The call item removed with the ``reasoning`` items right ahead of it (within the run)."""
+        start = call.position
+        while start > carrier.start and field(messages[start - 1], "type") == "reasoning":
+            start -= 1
+        return [*messages[:start], *messages[call.position + 1 :]]
+
+
+HANDOFF: Final[ResponsesHandoff] = ResponsesHandoff()

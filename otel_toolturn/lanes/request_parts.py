@@ -9,18 +9,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
-from otel_toolturn._view import SystemPromptPiece, field
+from otel_toolturn._view import Carrier, HandoffWire, SystemPromptPiece, WireCall, field
 
 __all__ = [
     "INSTRUCTION_ROLES",
     "USER_TEXT_PARTS",
+    "Carrier",
+    "HandoffWire",
     "Request",
     "SystemPromptPiece",
+    "WireCall",
     "has_text",
+    "inserted",
     "is_instruction",
+    "last_assistant",
+    "listed_field",
     "request_transcript_pieces",
+    "text_or_empty",
     "text_pieces",
     "transcript_pieces",
+    "with_plain_text",
     "with_setting",
 ]
 
@@ -91,3 +99,31 @@ def has_text(content: object) -> bool:
     if isinstance(content, Sequence):
         return any(field(part, "type") in USER_TEXT_PARTS and bool(field(part, "text")) for part in content)
     return False
+
+
+def last_assistant(messages: Sequence[object]) -> int | None:
+    """The index of the last ``assistant`` message of ``messages``; ``None``: there is none."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if field(messages[i], "role") == "assistant"), None)
+
+
+def text_or_empty(value: object) -> str:
+    """``value`` when it is a string, else ``""``."""
+    return value if isinstance(value, str) else ""
+
+
+def listed_field(message: object, key: str) -> list[object]:
+    """A copy of the list a message holds at ``key`` (none: empty)."""
+    value = field(message, key)
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def inserted(messages: Sequence[object], at: int, item: object) -> list[object]:
+    """A new list with ``item`` standing at ``at``."""
+    return [*messages[:at], item, *messages[at:]]
+
+
+def with_plain_text(messages: Sequence[object], at: int, content: object | None) -> list[object]:
+    """A new list whose message at ``at`` is a plain assistant message of ``content`` (``None``: removed)."""
+    if content is None:
+        return [*messages[:at], *messages[at + 1 :]]
+    return [*messages[:at], {"role": "assistant", "content": content}, *messages[at + 1 :]]
