@@ -388,6 +388,20 @@ class LaneAdapter(Protocol):
     def speaks_as_user(self, message: object) -> bool:
         """Whether a transcript item is the user speaking (text), not merely carrying tool results."""
 
+    string_input: bool
+    """Whether the transcript may be a string: one user turn, with no tool turn to read."""
+    sdk_normalises_transcript: bool
+    """Whether the lane's SDK reads the transcript into its own types before a request hook sees it."""
+    sdk_listed_parameters: tuple[tuple[str, str], ...]
+    """The parameters a request hook reads that the lane's SDK lists before it sends them, each with how it lists
+    them (``openai_iterable``, ``openai_list``, ``anthropic``: see ``otel_toolturn.instrument``), in its own order."""
+    sdk_listed_item_fields: tuple[str, ...]
+    """The fields of the transcript's dict items the law reads and the lane's SDK lists when one holds an iterator."""
+    head_settings: tuple[str, ...]
+    """The request settings ahead of the transcript (its head), by SDK name (``setting``)."""
+    instructions_in_transcript: bool
+    """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
+
     @property
     def handoff(self) -> HandoffWire | None:
         """The lane's handoff spelling; ``None``: no handoff runs on it (its system prompt lives outside the list)."""

@@ -311,6 +311,17 @@ class AnthropicMessages:
         """The lane's handoff spelling (``HANDOFF``)."""
         return HANDOFF
 
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (
+        ("messages", "anthropic"),
+        ("system", "anthropic"),
+        ("tools", "anthropic"),
+    )
+    sdk_listed_item_fields: tuple[str, ...] = ("content",)
+    head_settings: tuple[str, ...] = ("system", "tools")
+    instructions_in_transcript: bool = False
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.

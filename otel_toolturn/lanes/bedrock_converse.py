@@ -394,6 +394,13 @@ class BedrockConverse:
     def handoff(self) -> None:
         """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
 
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = ()
+    sdk_listed_item_fields: tuple[str, ...] = ()
+    head_settings: tuple[str, ...] = ("system", "toolConfig")
+    instructions_in_transcript: bool = False
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.

@@ -503,6 +503,13 @@ class GeminiGenerateContent:
     def handoff(self) -> None:
         """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
 
+    string_input: bool = True
+    sdk_normalises_transcript: bool = True
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = ()
+    sdk_listed_item_fields: tuple[str, ...] = ()
+    head_settings: tuple[str, ...] = ("system_instruction", "tools")
+    instructions_in_transcript: bool = True
+
 
 def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:
     """Whether ``content`` holds exactly the clean answer to the calls of ``keys`` (the matcher takes it, then).

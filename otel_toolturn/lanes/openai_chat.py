@@ -324,6 +324,13 @@ class OpenAIChat:
         """The lane's handoff spelling (``HANDOFF``)."""
         return HANDOFF
 
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_iterable"), ("tools", "openai_iterable"))
+    sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
+    head_settings: tuple[str, ...] = ("tools",)
+    instructions_in_transcript: bool = True
+
 
 def _missing(position: int, ids: list[str]) -> Violation:
     return Violation(

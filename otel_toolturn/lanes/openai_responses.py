@@ -675,6 +675,13 @@ class OpenAIResponses:
         """The lane's handoff spelling (``HANDOFF``)."""
         return HANDOFF
 
+    string_input: bool = True
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("input", "openai_list"), ("tools", "openai_iterable"))
+    sdk_listed_item_fields: tuple[str, ...] = ("output",)
+    head_settings: tuple[str, ...] = ("instructions", "tools")
+    instructions_in_transcript: bool = True
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""
