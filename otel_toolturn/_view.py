@@ -401,6 +401,8 @@ class LaneAdapter(Protocol):
     """The request settings ahead of the transcript (its head), by SDK name (``setting``)."""
     instructions_in_transcript: bool
     """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
+    tools_field: str
+    """The request setting holding the tool definitions, by SDK name (``setting``)."""
 
     @property
     def handoff(self) -> HandoffWire | None:

@@ -321,6 +321,7 @@ class AnthropicMessages:
     sdk_listed_item_fields: tuple[str, ...] = ("content",)
     head_settings: tuple[str, ...] = ("system", "tools")
     instructions_in_transcript: bool = False
+    tools_field: str = "tools"
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

@@ -400,6 +400,7 @@ class BedrockConverse:
     sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system", "toolConfig")
     instructions_in_transcript: bool = False
+    tools_field: str = "tools"
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

@@ -509,6 +509,7 @@ class GeminiGenerateContent:
     sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system_instruction", "tools")
     instructions_in_transcript: bool = True
+    tools_field: str = "tools"
 
 
 def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:

@@ -330,6 +330,7 @@ class OpenAIChat:
     sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
     head_settings: tuple[str, ...] = ("tools",)
     instructions_in_transcript: bool = True
+    tools_field: str = "tools"
 
 
 def _missing(position: int, ids: list[str]) -> Violation:

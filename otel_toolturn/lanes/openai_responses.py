@@ -681,6 +681,7 @@ class OpenAIResponses:
     sdk_listed_item_fields: tuple[str, ...] = ("output",)
     head_settings: tuple[str, ...] = ("instructions", "tools")
     instructions_in_transcript: bool = True
+    tools_field: str = "tools"
 
 
 def _answers(result: object) -> CallKind:
