@@ -404,6 +404,15 @@ class LaneAdapter(Protocol):
     tools_field: str
     """The request setting holding the tool definitions, by SDK name (``setting``)."""
 
+    cli_alias: str
+    """The lane's short name on the command line (``otel-toolturn check --lane``)."""
+
+    def claims_body(self, body: Mapping[str, object], transcript_field: str | None) -> bool:
+        """Whether a request body read without its lane is this lane's (``transcript_field``: where its list sat)."""
+
+    def claims_item(self, item: Mapping[object, object]) -> bool:
+        """Whether one transcript item read without its lane is this lane's beyond doubt."""
+
     @property
     def handoff(self) -> HandoffWire | None:
         """The lane's handoff spelling; ``None``: no handoff runs on it (its system prompt lives outside the list)."""

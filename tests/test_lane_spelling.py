@@ -64,7 +64,6 @@ TABLES: Final = frozenset({"instrument/_patches.py", "instrument/names.py"})
 """Modules whose job is to name lanes: the SDK patch table, and the telemetry names (per-lane operations)."""
 
 NOT_YET_MOVED: Final[dict[str, str]] = {
-    "cli.py": "lane detection from a body: transcript keys, block and item kinds, a lane per hint",
     "instrument/_config.py": "UNINSTRUMENTED_LANES names Bedrock Converse (being edited for the botocore patch)",
     "integrations/_litellm_entries.py": "the litellm entry table names a lane per entry point",
     "integrations/_litellm_lanes.py": "litellm route to lane, and google-genai config fields",

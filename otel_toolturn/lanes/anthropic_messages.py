@@ -323,6 +323,20 @@ class AnthropicMessages:
     instructions_in_transcript: bool = False
     tools_field: str = "tools"
 
+    cli_alias: str = "anthropic"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body with a top-level ``system`` (Converse, whose ``system`` is a list of untyped blocks, asked first)."""
+        del transcript_field  # Chat and Bedrock share ``messages``
+        return "system" in body
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message holding a ``tool_use``, ``tool_result``, server tool use or thinking block."""
+        content = item.get("content")
+        return isinstance(content, list) and any(
+            isinstance(b, Mapping) and request_parts.kind_of(b) in _CLAIMED_BLOCKS for b in content
+        )
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
@@ -665,3 +679,7 @@ def _plain_text(content: object) -> object | None:
 
 
 HANDOFF: Final[AnthropicHandoff] = AnthropicHandoff()
+
+
+_CLAIMED_BLOCKS: Final = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"})
+"""Block types only a Messages transcript holds (a body read without its lane is claimed by them)."""

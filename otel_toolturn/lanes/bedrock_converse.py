@@ -402,6 +402,18 @@ class BedrockConverse:
     instructions_in_transcript: bool = False
     tools_field: str = "tools"
 
+    cli_alias: str = "bedrock"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body with a Converse field, or a ``system`` list of blocks without a ``type``."""
+        del transcript_field  # Chat and Messages share ``messages``
+        return not _CLAIMED_FIELDS.isdisjoint(body) or _untyped_blocks(body.get("system"))
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message holding a Converse block (a ``toolUse``, ``toolResult``, ... key, and no ``type``)."""
+        content = item.get("content")
+        return isinstance(content, list) and any(_claimed_block(b) for b in content)
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.
@@ -684,3 +696,19 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[BedrockConverse] = BedrockConverse()
+
+
+_CLAIMED_FIELDS: Final = frozenset({"modelId", "toolConfig", "inferenceConfig", "additionalModelRequestFields"})
+"""Top-level fields only a Converse request body carries."""
+_CLAIMED_BLOCKS: Final = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
+"""Keys only a Converse content block carries (its one key is its kind; it has no ``type``)."""
+
+
+def _untyped_blocks(system: object) -> bool:
+    """Whether a body's ``system`` is Converse's: a list of blocks, each a dict without a ``type``."""
+    return isinstance(system, list) and bool(system) and all(isinstance(b, Mapping) and "type" not in b for b in system)
+
+
+def _claimed_block(block: object) -> bool:
+    """A Converse content block: a dict without a ``type`` holding one of ``_CLAIMED_BLOCKS``."""
+    return isinstance(block, Mapping) and "type" not in block and not _CLAIMED_BLOCKS.isdisjoint(block)

@@ -511,6 +511,17 @@ class GeminiGenerateContent:
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
 
+    cli_alias: str = "gemini"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body whose transcript is its ``contents``."""
+        del body
+        return transcript_field == self.transcript_field
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A content with a ``parts`` list, or with the role ``model``."""
+        return isinstance(item.get("parts"), list) or item.get("role") == "model"
+
 
 def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:
     """Whether ``content`` holds exactly the clean answer to the calls of ``keys`` (the matcher takes it, then).

@@ -332,6 +332,17 @@ class OpenAIChat:
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
 
+    cli_alias: str = "chat"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """Never: a Chat body has no field of its own (its transcript is ``messages``, as Messages and Converse)."""
+        del body, transcript_field
+        return False
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message with ``tool_calls``, or a ``tool`` message."""
+        return "tool_calls" in item or item.get("role") == "tool"
+
 
 def _missing(position: int, ids: list[str]) -> Violation:
     return Violation(

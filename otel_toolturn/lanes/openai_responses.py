@@ -683,6 +683,17 @@ class OpenAIResponses:
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
 
+    cli_alias: str = "responses"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body whose transcript is its ``input``."""
+        del body
+        return transcript_field == self.transcript_field
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A Responses item: a call or output of any kind, reasoning, a hosted tool call or an item reference."""
+        return request_parts.kind_of(item) in _CLAIMED_ITEMS
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""
@@ -828,3 +839,17 @@ class ResponsesHandoff:
 
 
 HANDOFF: Final[ResponsesHandoff] = ResponsesHandoff()
+
+
+_CLAIMED_ITEMS: Final = frozenset(
+    {
+        *CALL_TYPES,
+        *OUTPUT_TYPES,
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "mcp_call",
+        "item_reference",
+    }
+)
+"""Item types only a Responses transcript holds (a body read without its lane is claimed by them)."""

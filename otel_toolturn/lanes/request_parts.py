@@ -16,12 +16,14 @@ __all__ = [
     "USER_TEXT_PARTS",
     "Carrier",
     "HandoffWire",
+    "Item",
     "Request",
     "SystemPromptPiece",
     "WireCall",
     "has_text",
     "inserted",
     "is_instruction",
+    "kind_of",
     "last_assistant",
     "listed_field",
     "request_transcript_pieces",
@@ -34,6 +36,9 @@ __all__ = [
 
 Request: TypeAlias = Mapping[str, object]
 """A request as the SDK method receives it: its keyword arguments, by name."""
+
+Item: TypeAlias = Mapping[object, object]
+"""One transcript item read as JSON, before its lane is known."""
 
 INSTRUCTION_ROLES: tuple[str, ...] = ("system", "developer")
 """The roles of a transcript item (Chat, Responses) that instructs the model rather than speaks to it."""
@@ -127,3 +132,9 @@ def with_plain_text(messages: Sequence[object], at: int, content: object | None)
     if content is None:
         return [*messages[:at], *messages[at + 1 :]]
     return [*messages[:at], {"role": "assistant", "content": content}, *messages[at + 1 :]]
+
+
+def kind_of(item: Item) -> str | None:
+    """An item's ``type`` when it is a string (any other value names no kind)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
