@@ -403,6 +403,8 @@ class LaneAdapter(Protocol):
     """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
     tools_field: str
     """The request setting holding the tool definitions, by SDK name (``setting``)."""
+    tool_choice_field: str
+    """The request setting holding the caller's tool choice, by SDK name (Converse: the ``toolConfig`` holding it)."""
 
     cli_alias: str
     """The lane's short name on the command line (``otel-toolturn check --lane``)."""

@@ -60,14 +60,16 @@ SPELLINGS: Final = frozenset(LANES) | PROVIDER_FIELDS
 CHECKED: Final = ("compose.py", "cli.py", "handoff", "instrument", "integrations")
 """The modules built on the adapters: a file, or every module of a package."""
 
-TABLES: Final = frozenset({"instrument/_patches.py", "instrument/names.py"})
-"""Modules whose job is to name lanes: the SDK patch table, and the telemetry names (per-lane operations)."""
+TABLES: Final = frozenset({"instrument/_patches.py", "instrument/names.py", "integrations/_litellm_entries.py"})
+"""Modules whose job is to name lanes: the SDK patch table, the telemetry names (per-lane operations), and
+LiteLLM's entry-point table (the lane whose shape each entry point hands back)."""
 
 NOT_YET_MOVED: Final[dict[str, str]] = {
     "instrument/_config.py": "UNINSTRUMENTED_LANES names Bedrock Converse (being edited for the botocore patch)",
-    "integrations/_litellm_entries.py": "the litellm entry table names a lane per entry point",
-    "integrations/_litellm_lanes.py": "litellm route to lane, and google-genai config fields",
-    "integrations/_litellm_logger.py": "per-lane stream shapes and request fields of the litellm logger",
+    "integrations/_litellm_lanes.py": (
+        "LiteLLM's route to lane (lane_of), its per-lane constants, and the Gemini REST body read as google-genai's"
+        " config (contents, system_instruction, tools, toolConfig)"
+    ),
 }
 """Checked modules still spelling lanes or provider fields, with what they spell (relative to ``otel_toolturn``)."""
 

@@ -322,6 +322,7 @@ class AnthropicMessages:
     head_settings: tuple[str, ...] = ("system", "tools")
     instructions_in_transcript: bool = False
     tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "anthropic"
 

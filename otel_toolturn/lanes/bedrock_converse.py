@@ -401,6 +401,7 @@ class BedrockConverse:
     head_settings: tuple[str, ...] = ("system", "toolConfig")
     instructions_in_transcript: bool = False
     tools_field: str = "tools"
+    tool_choice_field: str = "toolConfig"
 
     cli_alias: str = "bedrock"
 

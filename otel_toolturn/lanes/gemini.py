@@ -510,6 +510,7 @@ class GeminiGenerateContent:
     head_settings: tuple[str, ...] = ("system_instruction", "tools")
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
+    tool_choice_field: str = "tool_config"
 
     cli_alias: str = "gemini"
 

@@ -331,6 +331,7 @@ class OpenAIChat:
     head_settings: tuple[str, ...] = ("tools",)
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "chat"
 

@@ -682,6 +682,7 @@ class OpenAIResponses:
     head_settings: tuple[str, ...] = ("instructions", "tools")
     instructions_in_transcript: bool = True
     tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "responses"
 
