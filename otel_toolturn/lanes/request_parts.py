@@ -1,13 +1,15 @@
-"""The parts of a request every lane reads alike: its keyword settings and its system-prompt pieces.
+"""What several lanes read alike: keyword settings, system-prompt pieces, plain messages, item kinds.
 
-A lane adapter reads its own request through these (which field holds what is the adapter's); the
-request composition rules (``otel_toolturn.compose``) ask the adapter, never the wire.
+A lane adapter reads its own requests and transcripts through these (which field holds what is the
+adapter's to say); the parts built on the adapters (``otel_toolturn.compose``, the handoff, the
+instrumentation, the CLI) ask the adapter, never the wire. The neutral types the adapters answer in
+(``SystemPromptPiece``, ``Carrier``, ``WireCall``, ``HandoffWire``) are re-exported here for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 from otel_toolturn._view import Carrier, HandoffWire, SystemPromptPiece, WireCall, field
 
@@ -40,7 +42,7 @@ Request: TypeAlias = Mapping[str, object]
 Item: TypeAlias = Mapping[object, object]
 """One transcript item read as JSON, before its lane is known."""
 
-INSTRUCTION_ROLES: tuple[str, ...] = ("system", "developer")
+INSTRUCTION_ROLES: Final[tuple[str, ...]] = ("system", "developer")
 """The roles of a transcript item (Chat, Responses) that instructs the model rather than speaks to it."""
 
 
@@ -93,7 +95,7 @@ def with_setting(request: Request, name: str, value: object) -> dict[str, object
     return {**request, name: value}
 
 
-USER_TEXT_PARTS: tuple[str, ...] = ("text", "input_text")
+USER_TEXT_PARTS: Final[tuple[str, ...]] = ("text", "input_text")
 """The content part types that carry a user's text (Anthropic and Chat ``text``, Responses ``input_text``)."""
 
 
