@@ -89,10 +89,11 @@ WIRE_FAILURES: Final[tuple[Outcome, ...]] = ("unsendable", "warned on the wire",
 
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
-UNREPAIRED_RULES: Final = frozenset({"call_turn_position", "roles_not_alternating"})
+UNREPAIRED_RULES: Final = frozenset({"call_turn_position", "roles_not_alternating", "first_message_not_user"})
 """Tool-turn rules the law documents it does not repair: Gemini's call turn at the start of ``contents``
-(the law would have to invent a user turn); Bedrock's two messages of one role in a row that the caller sent
-(the law merges only what it writes). A violation of them the caller sent passes through as sent."""
+(the law would have to invent a user turn); Bedrock's two messages of one role in a row, or an assistant
+message first, that the caller sent (the law merges only what it writes). A violation of them the caller
+sent passes through as sent."""
 PASSED_THROUGH: Final = CONTENT_RULES | UNREPAIRED_RULES
 """The rules the law's view may break, each no more often than the input did."""
 

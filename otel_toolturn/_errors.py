@@ -37,8 +37,8 @@ class UnknownLaneError(ToolTurnError, ValueError):
 class UnsupportedLaneError(UnknownLaneError):
     """A lane of ``LANES`` that the part asked does not speak yet (it names the lanes it does speak).
 
-    The law, ``validate`` and the CLI speak every lane; the instrumentation, the stream observers and the
-    simulator do not speak ``bedrock.converse`` yet.
+    Every part speaks every lane but one: ``compose``'s tool choice has none for ``bedrock.converse``
+    (Converse has no tool choice that calls no tool).
     """
 
 

@@ -1,4 +1,4 @@
-"""The ``otel-toolturn`` command: ``check`` saved transcripts, run the ``demo``.
+"""The ``otel-toolturn`` command: ``check`` saved transcripts, run the ``demo``, write out the ``dashboards``.
 
 ``otel-toolturn check FILE...`` reads saved request bodies or transcripts and says, per transcript,
 what the provider would refuse (``validate``: position, rule, the provider's own words) and what
@@ -58,6 +58,8 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Final, Literal, NoReturn, TextIO, get_args
 
 from otel_toolturn import __version__, lanes
@@ -547,7 +549,7 @@ exit codes (the highest over all FILEs):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``otel-toolturn`` argument parser with its ``check`` and ``demo`` subcommands."""
+    """The ``otel-toolturn`` argument parser with its ``check``, ``demo`` and ``dashboards`` subcommands."""
     parser = _Parser(
         prog="otel-toolturn",
         description="Keep LLM tool turns valid at the provider boundary, and see every repair.",
@@ -582,6 +584,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=get_args(DemoTelemetry),
         help="where spans go (default: otlp when OTEL_EXPORTER_OTLP_ENDPOINT is set, else console)",
     )
+    dashboards = commands.add_parser(
+        "dashboards",
+        help="write the Grafana dashboard, the Prometheus alert rules and the local stack into a folder",
+        description="Write the Grafana dashboard and provisioning, the Prometheus alert rules (with their promtool "
+        "tests) and the local Collector/Prometheus/Alertmanager/Grafana stack into DIR, as the package holds them.",
+    )
+    dashboards.add_argument("dir", metavar="DIR", help="the folder to write into (made if missing)")
+    dashboards.add_argument("--force", action="store_true", help="overwrite files already there")
     return parser
 
 
@@ -594,6 +604,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _demo(args.telemetry)
+        if args.command == "dashboards":
+            return _write_dashboards(Path(args.dir), force=args.force)
         return _check(args)
     except BrokenPipeError:
         _silence_stdout()  # the reader went away (``| head``): stop quietly, as other tools do
@@ -611,6 +623,39 @@ def _demo(telemetry: DemoTelemetry | None) -> int:
     from otel_toolturn.demo import run_demo  # noqa: PLC0415 - the demo loads the SDKs and the OTel SDK; check does not
 
     return run_demo(telemetry=telemetry)
+
+
+def _write_dashboards(target: Path, *, force: bool) -> int:
+    """Write the package's ``dashboards`` folder into ``target``; one line per file written, or why none was."""
+    source = resources.files("otel_toolturn") / "dashboards"
+    files: list[tuple[str, bytes]] = []
+    folders = [("", source)]
+    while folders:
+        prefix, folder = folders.pop()
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            name = f"{prefix}{entry.name}"
+            if entry.is_dir():
+                folders.append((f"{name}/", entry))
+            else:
+                files.append((name, entry.read_bytes()))
+    clashes = [name for name, _ in files if (target / name).exists()]
+    if clashes and not force:
+        print(
+            f"otel-toolturn: {target / clashes[0]} is already there ({len(clashes)} of the {len(files)} files); "
+            "pass --force to overwrite",
+            file=sys.stderr,
+        )
+        return EXIT_UNREADABLE
+    for name, data in sorted(files):
+        path = target / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        except OSError as error:
+            print(f"otel-toolturn: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_UNREADABLE
+        print(path)
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -65,7 +65,6 @@ TABLES: Final = frozenset({"instrument/_patches.py", "instrument/names.py", "int
 LiteLLM's entry-point table (the lane whose shape each entry point hands back)."""
 
 NOT_YET_MOVED: Final[dict[str, str]] = {
-    "instrument/_config.py": "UNINSTRUMENTED_LANES names Bedrock Converse (being edited for the botocore patch)",
     "integrations/_litellm_lanes.py": (
         "LiteLLM's route to lane (lane_of), its per-lane constants, and the Gemini REST body read as google-genai's"
         " config (contents, system_instruction, tools, toolConfig)"

@@ -12,6 +12,9 @@ The service's words, as users report them (``ValidationException`` from ``conver
 - ``A conversation must alternate between user and assistant roles. Make sure the conversation alternates
   between user and assistant roles and try again.`` — microsoft/semantic-kernel#10277, langchain-ai/langchain-aws#130
   (consecutive user messages are refused, not merged), langgenius/dify#9294.
+- ``A conversation must start with a user message. Try again with a conversation that starts with a user
+  message.`` — strands-agents/harness-sdk#2085 and strands-agents/sdk-typescript#727 (a sliding window trimmed to
+  an assistant message), langgenius/dify#12340, elastic/kibana#246393.
 - ``toolUseId``: 1 to 64 characters of ``[a-zA-Z0-9_.:-]+`` — botocore's service model (``ToolUseId``), and
   run-llama/llama_index#22775.
 
@@ -157,6 +160,21 @@ def test_an_orphan_result_at_the_end_leaves_nothing_behind() -> None:
     assert out == asked[:2]
     later, _ = _view([*asked, assistant(text("more"))])
     assert later[: len(out)] == out
+
+
+def test_an_orphan_result_opening_a_trimmed_window_keeps_the_conversation_starting_with_the_user() -> None:
+    """orphan_result at the head (a window trimmed past its call): the message keeps its place, so the user opens."""
+    trimmed: list[object] = [user(result("gone")), assistant(text("hi")), user(text("go on"))]
+    assert [v.rule for v in validate(trimmed[1:], lane=BEDROCK)] == ["first_message_not_user"]
+    assert validate(trimmed[1:], lane=BEDROCK)[0].message == (
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+    )
+    out, repairs = _view(trimmed)
+    assert repairs == [("orphan_result", ("gone",))]
+    assert out[0] == user(text(RESULTS_LEFT_OUT_TEXT))
+    assert out[1:] == trimmed[1:]
+    alone, _ = _view(trimmed[:1])
+    assert alone == [user(text(RESULTS_LEFT_OUT_TEXT))], "the same before the model answered: append-stable"
 
 
 def test_duplicate_call_is_left_out() -> None:

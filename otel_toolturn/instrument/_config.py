@@ -25,9 +25,10 @@ Mode = Literal["repair", "observe"]
 """``repair``: send the repaired view. ``observe``: send the caller's request, report the would-be repairs."""
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
-Provider = Literal["openai", "anthropic", "google_genai", "litellm"]
-"""What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK)
-and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
+Provider = Literal["openai", "anthropic", "google_genai", "litellm", "botocore"]
+"""What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
+``botocore``: boto3's ``bedrock-runtime`` clients) and ``litellm``, whose calls it reaches through
+LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal[
@@ -90,23 +91,28 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "anthropic": ("anthropic",),
     "google_genai": ("gcp.gemini", "gcp.vertex_ai"),
     "litellm": ("openai", "anthropic"),
+    "botocore": ("aws.bedrock",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
 Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, recorded with google-genai's names."""
 
-_LANE_FAMILY: Final[Mapping[str, Provider]] = {"openai": "openai", "anthropic": "anthropic", "gemini": "google_genai"}
+_LANE_FAMILY: Final[Mapping[str, Provider]] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google_genai",
+    "bedrock": "botocore",
+}
 
 LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
     provider: tuple(lane for lane in LANES if _LANE_FAMILY.get(lane.partition(".")[0]) == provider)
     for provider in PROVIDERS
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
-``gemini.*`` lanes are the ``google_genai`` SDK's). ``bedrock.converse`` is no provider's yet: botocore's
-``converse`` / ``converse_stream`` are not patched (``UNINSTRUMENTED_LANES``)."""
+``gemini.*`` lanes are the ``google_genai`` SDK's; ``bedrock.*`` botocore's)."""
 
-UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset({"bedrock.converse"})
-"""The lanes of ``LANES`` no instrumented SDK speaks yet: the law, ``validate`` and the CLI read them."""
+UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset()
+"""The lanes of ``LANES`` no instrumented SDK speaks (none: every lane is instrumented)."""
 
 _log = logging.getLogger("otel_toolturn.instrument")
 

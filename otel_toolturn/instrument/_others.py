@@ -124,16 +124,15 @@ _WATCHES: weakref.WeakKeyDictionary[object, GenAISpanWatch] = weakref.WeakKeyDic
 _UNCONFIGURED_SAID = [False]
 
 
-def say_if_unconfigured(tracer_provider: object | None) -> None:
-    """At a call with no SDK tracer provider set (``None``: the global one): once a process, say nothing is exported.
+def at_call(tracer_provider: object | None) -> None:
+    """At each call: ``watch`` the tracer provider it records with, and say once a process when none is the SDK's.
 
-    Asked at the call, not at ``instrument``: under ``opentelemetry-instrument`` the application may set its
-    provider after the instrumentors load.
+    ``None``: the global one, as it is now. The warning is asked at the call, not at ``instrument``: under
+    ``opentelemetry-instrument`` the application may set its provider after the instrumentors load.
     """
-    if _UNCONFIGURED_SAID[0]:
-        return
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if type(provider).__name__ not in {"ProxyTracerProvider", "NoOpTracerProvider"}:
+    watch(provider)
+    if _UNCONFIGURED_SAID[0] or type(provider).__name__ not in {"ProxyTracerProvider", "NoOpTracerProvider"}:
         return
     _UNCONFIGURED_SAID[0] = True
     _log.warning(

@@ -20,6 +20,9 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   public methods. So every request such a loop sends is decided by the law on the ``contents`` it
   carries and recorded once, on its own span. The sync stream is a generator whose first step
   sends (``steps``: ``_proxies.watch_steps``); the async one returns an async generator once sent.
+- botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
+  ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
+  (``_botocore`` says why these and not botocore's events).
 - litellm: nothing here. With the ``litellm`` provider enabled, ``ToolTurnInstrumentor`` registers
   otel-toolturn's LiteLLM callback and wraps LiteLLM's entry points once LiteLLM is imported
   (``_litellm_watch``; their table: ``integrations._litellm_entries.ENTRIES``), and undoes both.
@@ -28,7 +31,7 @@ A call is recorded only once the SDK sends it. The wrapper decides the request a
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
 anthropic, the ``httpx2`` client's ``send``; google-genai ``BaseApiClient._request_once`` /
-``_async_request_once``, once per attempt), make the record, count the request and make its
+``_async_request_once``, botocore ``Endpoint._send``, once per attempt), make the record, count the request and make its
 span current for the send. A call the SDK refuses before sending (the anthropic SDK's
 "Streaming is required" for a large non-streamed ``max_tokens``, a missing ``model``, a body it
 cannot encode) and a ``stream()`` manager never entered start no span and count nothing; the
@@ -62,6 +65,7 @@ import wrapt
 from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
+from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
@@ -69,11 +73,12 @@ from otel_toolturn.instrument._request import Materialised, decide_request, law_
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
-Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send"]
+Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
 whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
 function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
-one HTTP request to its HTTP client (``lane``: unused)."""
+one HTTP request to its HTTP client (``lane``: unused). ``api_call``: botocore's ``_make_api_call``, every
+operation of every client; only the lane's operations are instrumented (``_botocore``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -174,6 +179,24 @@ TARGETS: Final[tuple[Target, ...]] = (
     _genai("google.genai.models", "AsyncModels", "_generate_content_stream", "call", is_async=True),
     _genai("google.genai._api_client", "BaseApiClient", "_request_once", "send", is_async=False),
     _genai("google.genai._api_client", "BaseApiClient", "_async_request_once", "send", is_async=True),
+    Target(
+        provider="botocore",
+        module="botocore.client",
+        owner="BaseClient",
+        method="_make_api_call",
+        lane="bedrock.converse",
+        kind="api_call",
+        is_async=False,
+    ),
+    Target(
+        provider="botocore",
+        module="botocore.endpoint",
+        owner="Endpoint",
+        method="_send",
+        lane="bedrock.converse",
+        kind="send",
+        is_async=False,
+    ),
 )
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
 
@@ -493,6 +516,8 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
 
 
 def _wrapper_for(target: Target) -> Callable[..., object]:
+    if target.kind == "api_call":
+        return api_call_wrapper(target.lane, lambda: STATE.telemetry, server_of)
     if target.kind == "sdk_span":
         return _sdk_span_wrapper
     if target.kind == "send":
@@ -556,6 +581,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "anthropic": "anthropic",
     "google_genai": "google-genai",
     "litellm": "litellm",
+    "botocore": "botocore",
 }
 """The distribution each provider's SDK is installed as."""
 

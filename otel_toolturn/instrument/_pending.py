@@ -103,8 +103,7 @@ class PendingCall:
         self._caller_kwargs = caller_kwargs
         self._server = server
         self._context = context_api.get_current()
-        others.watch(telemetry.tracer_provider)
-        others.say_if_unconfigured(telemetry.tracer_provider)
+        others.at_call(telemetry.tracer_provider)
         self._other_span = others.take()
         self._adopts = self._other_span is None
         self._started_ns = time.time_ns()

@@ -106,6 +106,7 @@ OPERATION_OF: Final[Mapping[Lane, str]] = MappingProxyType(
         "openai.chat_completions": OPERATION_CHAT,
         "openai.responses": OPERATION_CHAT,
         "gemini.generate_content": OPERATION_GENERATE_CONTENT,
+        "bedrock.converse": OPERATION_CHAT,
     }
 )
 """``gen_ai.operation.name`` of each lane's inference span (the registry's well-known value for Gemini)."""
@@ -156,6 +157,7 @@ REQUEST_PARAMETERS: Final[Mapping[Lane, tuple[tuple[str, str], ...]]] = MappingP
             (GEN_AI_REQUEST_CHOICE_COUNT, "candidate_count"),
             (GEN_AI_REQUEST_CHOICE_COUNT, "candidateCount"),
         ),
+        "bedrock.converse": (),  # Converse nests them in ``inferenceConfig``, which no lane's reader reaches yet
     }
 )
 """Where each lane's request carries the conventions' ``gen_ai.request.*`` parameters: the attribute, and the

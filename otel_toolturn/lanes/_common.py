@@ -145,8 +145,14 @@ def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool, limit: int |
 
 
 def fits_anthropic_id(call_id: str) -> bool:
-    """Whether ``call_id`` matches Anthropic's tool id pattern ``^[a-zA-Z0-9_-]+$``."""
-    return _ANTHROPIC_ID.search(call_id) is None
+    """Whether ``call_id`` matches Anthropic's tool id pattern ``^[a-zA-Z0-9_-]+$``.
+
+    An ASCII identifier (``toolu_01A…``, the usual id) fits without the pattern being run.
+
+    >>> [fits_anthropic_id(i) for i in ("toolu_01A", "call-7", "9x", "functions.lookup:0", "tool_é")]
+    [True, True, True, False, False]
+    """
+    return (call_id.isascii() and call_id.isidentifier()) or _ANTHROPIC_ID.search(call_id) is None
 
 
 def role_of(message: object) -> object:

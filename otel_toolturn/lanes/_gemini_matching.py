@@ -5,7 +5,7 @@ See the Matching paragraph of ``lanes.gemini``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import field
@@ -21,36 +21,134 @@ class _Choice:
 
     __slots__ = ("answered", "call_id", "key", "name")
 
-    def __init__(self, key: str, name: str | None, call_id: str | None) -> None:
+    def __init__(self, key: str, name: str | None, call_id: str | None, *, answered: bool = False) -> None:
         self.key = key
         self.name = name
         self.call_id = call_id
-        self.answered = False
+        self.answered = answered
+
+
+Run = dict[str, str | None]
+"""A run whose calls each carry their own id: call id -> the call's name (``None``: none), in call order."""
+
+Calls = Sequence[tuple[int, object, object]]
+"""A run's calls, each as ``lanes.gemini.call_step`` reads it: ``(content index, part, call data)``."""
 
 
 class Matcher:
-    """Which call each response answers (one rule, shared by ``read`` and ``validate``)."""
+    """Which call each response answers (one rule, shared by ``read`` and ``validate``).
 
-    __slots__ = ("by_id", "by_name")
+    A run answered in full by the content right after it (``answered``) is held as its ``Run``: it is taken
+    into ``by_id`` and ``by_name`` only when a later ``turn`` or ``responses`` reads them, and its calls are
+    made choices (each already answered) only when a response reaches one of them again.
+    """
+
+    __slots__ = ("by_id", "by_name", "keys", "pending")
 
     def __init__(self) -> None:
-        self.by_id: dict[str, list[_Choice]] = {}
-        """Call id -> the choices of the calls with that id in the nearest run that used it, in order."""
-        self.by_name: dict[str, list[_Choice]] = {}
+        self.by_id: dict[str, list[_Choice] | Run] = {}
+        """Call id -> the choices of the calls with that id in the nearest run that used it, in order (a
+        ``Run``: that run, answered in full)."""
+        self.by_name: dict[str, list[_Choice] | Run] = {}
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
-        first. A call whose key a later run uses again is no longer reachable by name."""
+        first (a ``Run``: that run, answered in full; its calls of that name). A call whose key a later run
+        uses again is no longer reachable by name."""
+        self.keys: set[str] = set()
+        """Every key a run used: a key not in it is no key of a call reachable by name."""
+        self.pending: list[Run] = []
+        """The runs ``answered`` took since ``by_id`` and ``by_name`` were last read, in order."""
 
-    def turn(self, position: int, calls: Sequence[tuple[object, object]]) -> list[str]:
+    def answered(self, calls: Calls, datas: Sequence[object]) -> Run | None:
+        """The run of ``calls`` when one content's responses answer them, one each, each by its own id; else ``None``.
+
+        ``datas``: the responses' data (``functionResponse``), in order. The first step of matching a run
+        and the content right after it: when each call carries its own id, no two the same, and each
+        response carries the id and the name of one of them, the run is taken as ``turn`` then
+        ``responses`` would take it (its keys are its ids, each call answered, the run the nearest for its
+        ids and names) and returned; otherwise nothing changes and the run goes to ``turn``.
+        """
+        if len(datas) != len(calls):
+            return None
+        run: Run = {}
+        for _, _, data in calls:
+            if type(data) is dict:
+                call_id, name = data.get("id"), data.get("name")
+            else:
+                call_id, name = field(data, "id"), field(data, "name")
+            if not isinstance(call_id, str) or not call_id:
+                return None
+            run[call_id] = name if isinstance(name, str) and name else None
+        answers: Run = {}
+        for data in datas:
+            if type(data) is dict:
+                response_id, name = data.get("id"), data.get("name")
+            else:
+                response_id, name = field(data, "id"), field(data, "name")
+            if not isinstance(response_id, str) or not response_id:
+                return None
+            answers[response_id] = name if isinstance(name, str) and name else None
+        if len(run) != len(calls) or answers != run:
+            return None
+        self.pending.append(run)
+        return run
+
+    def _settle(self) -> None:
+        """Take the pending runs into ``by_id`` and ``by_name``, in order, as ``turn`` takes a run."""
+        by_id, by_name, keys = self.by_id, self.by_name, self.keys
+        for run in self.pending:
+            if not keys.isdisjoint(run):
+                self._unreach(run, run.values())
+            keys.update(run)
+            for call_id, name in run.items():
+                by_id[call_id] = run
+                if name is not None:
+                    by_name[name] = run
+        self.pending.clear()
+
+    def _unreach(self, used: Iterable[str], names: Iterable[str | None]) -> None:
+        """No call of a name outside ``names`` is reachable by name under a key of ``used`` any more (a run uses it).
+
+        Called when a key of ``used`` is in ``keys`` (none is: nothing to do).
+        """
+        used, names = set(used), set(names)
+        for name in [name for name in self.by_name if name not in names]:
+            older = self._of_name(name)
+            kept = [choice for choice in older if choice.key not in used]  # the law reads those keys as this run's
+            if not kept:
+                del self.by_name[name]
+            elif len(kept) < len(older):
+                self.by_name[name] = kept
+
+    def _of_id(self, call_id: str) -> list[_Choice]:
+        """The choices of the calls with ``call_id`` (one in ``by_id``), a run's made now."""
+        choices = self.by_id[call_id]
+        if isinstance(choices, list):
+            return choices
+        made = [_Choice(call_id, choices[call_id], call_id, answered=True)]
+        self.by_id[call_id] = made
+        return made
+
+    def _of_name(self, name: str) -> list[_Choice]:
+        """The choices of the calls of ``name`` (one in ``by_name``), a run's made now."""
+        choices = self.by_name[name]
+        if isinstance(choices, list):
+            return choices
+        made = [_Choice(key, name, key, answered=True) for key, of in choices.items() if of == name]
+        self.by_name[name] = made
+        return made
+
+    def turn(self, position: int, calls: Calls) -> list[str]:
         """The keys of a run's calls, in order; the run becomes the nearest for each id and name it uses.
 
-        ``calls``: each call as ``(part, its call data)``.
         A repeat the law leaves out uses no name: a response naming it answers nothing of it.
         """
+        if self.pending:
+            self._settle()
         keys: list[str] = []
         by_id: dict[str, list[_Choice]] = {}
         unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
         named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
-        for part, data in calls:
+        for _, part, data in calls:
             name, call_id = name_of(data), id_of(data)
             if call_id is not None:
                 of_id = by_id.setdefault(call_id, [])
@@ -76,31 +174,13 @@ class Matcher:
                 )
             keys.append(key)
         self.by_id.update(by_id)
-        used = set(keys)
-        for name in [name for name in self.by_name if name not in unnamed and name not in named]:
-            older = self.by_name[name]
-            kept = [choice for choice in older if choice.key not in used]  # the law reads those keys as this run's
-            if not kept:
-                del self.by_name[name]
-            elif len(kept) < len(older):
-                self.by_name[name] = kept
+        if not self.keys.isdisjoint(keys):
+            self._unreach(keys, [*unnamed, *named])
+        self.keys.update(keys)
         for name, of_name in unnamed.items():
             self.by_name[name] = of_name + named.pop(name, [])
         self.by_name.update(named)
         return keys
-
-    def claim(self, datas: Sequence[object], keys: Sequence[str]) -> bool:
-        """Whether one content's responses each answer by their own ``id`` alone the calls of ``keys``, one each.
-
-        ``datas``: the responses' data (``functionResponse``), in order.
-        When they do, they are taken as ``responses`` takes them; otherwise nothing changes.
-        """
-        chosen = self._by_own_id(datas)
-        if chosen is None or {choice.key for choice in chosen} != set(keys):
-            return False
-        for choice in chosen:
-            choice.answered = True
-        return True
 
     def _each_by_its_own_id(self, datas: Sequence[object]) -> list[str | None] | None:
         """The first step of ``responses``: each response answers by its ``id`` alone (``None``: not the case)."""
@@ -122,8 +202,8 @@ class Matcher:
         for data in datas:
             response_id = id_of(data)
             choices = by_id.get(response_id) if response_id is not None else None
-            if choices is None or len(choices) != 1:
-                return None
+            if not isinstance(choices, list) or len(choices) != 1:
+                return None  # a ``Run``'s calls are answered
             choice = choices[0]
             if choice.name != name_of(data) or choice.answered or choice in chosen:
                 return None
@@ -142,6 +222,8 @@ class Matcher:
         """
         if not datas:
             return []
+        if self.pending:
+            self._settle()
         direct = self._each_by_its_own_id(datas)
         if direct is not None:
             return direct
@@ -155,13 +237,13 @@ class Matcher:
         for number, data in enumerate(datas):
             name, response_id = name_of(data), ids[number]
             if response_id is not None and response_id in by_id:
-                choices = by_id[response_id]
+                choices = self._of_id(response_id)
                 free = [c for c in choices if not c.answered]
                 best = [c for c in free if c.name == name]
                 rest = [c for c in free if c.name != name] if len(best) < len(free) else []
                 rank = 0 if best else 2
             elif name is not None and name in by_name:
-                choices, rank = by_name[name], 1
+                choices, rank = self._of_name(name), 1
                 free = [c for c in choices if not c.answered]
                 best = [c for c in free if c.call_id not in claimed] if claimed else free
                 rest = [c for c in free if c.call_id in claimed] if len(best) < len(free) else []

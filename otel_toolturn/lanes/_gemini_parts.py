@@ -23,6 +23,8 @@ from otel_toolturn.lanes._common import describe, is_list, role_of
 def parts_of(content: object, position: int) -> Sequence[object]:
     """A content's parts (none when absent); parts that are no list are a ``ToolTurnInputError``."""
     parts = content.get("parts") if type(content) is dict else field(content, "parts")
+    if type(parts) is list:
+        return parts
     if parts is None:
         return ()
     if not is_list(parts):

@@ -15,8 +15,10 @@ A block is a one-key dict whose key is its kind: ``text``, ``image``, ``document
   messages standing there become one user message (its results first, then every other block in
   order; a string content as a text block) unless every message there comes back as it was; a message
   of another role standing there follows it. Where every result of a user message was
-  moved or left out and an assistant message follows, the message keeps its place holding
-  ``RESULTS_LEFT_OUT_TEXT``, so two assistant messages never meet.
+  moved or left out and an assistant message follows, or the message opened the conversation (which
+  must start with a user message), the message keeps its place holding ``RESULTS_LEFT_OUT_TEXT``, so
+  two assistant messages never meet and a window trimmed to a result whose call is gone still opens
+  with the user.
 - A block after the first call that is not a call moves ahead of the calls (``trailing_text``), except
   ``reasoningContent`` (a signed block is never changed, moved or split) and ``cachePoint`` (it marks
   the block before it), which keep their place.
@@ -396,7 +398,7 @@ class BedrockConverse:
 
     string_input: bool = False
     sdk_normalises_transcript: bool = False
-    sdk_listed_parameters: tuple[tuple[str, str], ...] = ()
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_list"),)  # botocore lists nothing
     sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system", "toolConfig")
     instructions_in_transcript: bool = False
@@ -553,12 +555,15 @@ def _flush(segment: list[tuple[int, object, object]], wire: list[object], *, las
             wire.append(replace(template, content=blocks))
         else:
             wire.append({"role": "user", "content": blocks})
-    elif not last and wire and _role(wire[-1]) == "assistant":
+    elif not wire or (not last and _role(wire[-1]) == "assistant"):
         wire.append({"role": "user", "content": [{"text": RESULTS_LEFT_OUT_TEXT}]})
     wire.extend(apart)
     segment.clear()
 
 
+_START_WORDS: Final = (
+    "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+)
 _ALTERNATE_WORDS: Final = (
     "A conversation must alternate between user and assistant roles. "
     "Make sure the conversation alternates between user and assistant roles and try again."
@@ -594,7 +599,9 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                     )
                 )
         if role in ("user", "assistant"):
-            if role == previous_role:
+            if previous_role is None and role == "assistant":
+                violations.append(Violation(position=position, rule="first_message_not_user", message=_START_WORDS))
+            elif role == previous_role:
                 violations.append(Violation(position=position, rule="roles_not_alternating", message=_ALTERNATE_WORDS))
             previous_role = role
         if role == "user":

@@ -82,7 +82,7 @@ from otel_toolturn._view import (
 )
 from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes import request_parts
-from otel_toolturn.lanes._common import derive_id
+from otel_toolturn.lanes._common import derive_id, is_list
 from otel_toolturn.lanes._gemini_matching import Matcher
 from otel_toolturn.lanes._gemini_parts import (
     call_of,
@@ -170,21 +170,33 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     calls: list[tuple[int, object, object]] = []
     index, stop = first, len(contents)
     while True:  # the content at ``first`` is a model content
-        found: list[tuple[int, object, object]] = []
-        for part in parts_of(contents[index], index):
-            if type(part) is dict:
-                data = part.get("functionCall")
+        content = contents[index]
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is not list:
+            parts = parts_of(content, index)
+        found: list[tuple[int, object, object]] = [] if calls else calls  # a step's first calls are its own
+        for part in parts:
+            if type(part) is not dict:
+                data = call_of(part)
+            elif "functionCall" in part:
+                data = part["functionCall"]
                 if data is None:
                     data = part.get("function_call")
+            elif "function_call" in part:
+                data = part["function_call"]
             else:
-                data = call_of(part)
+                continue
             if data is not None:
                 found.append((index, part, data))
-        if calls and (not found or signed(found[0][1]) or _repeats(calls, found)):
-            return index, calls
-        calls += found
+        if found is not calls:
+            if not found or signed(found[0][1]) or _repeats(calls, found):
+                return index, calls
+            calls += found
         index += 1
-        if index == stop or content_role(contents[index]) != "model":
+        if index == stop:
+            return index, calls
+        content = contents[index]
+        if (content.get("role") if type(content) is dict else content_role(content)) != "model":
             return index, calls
 
 
@@ -220,40 +232,51 @@ class GeminiGenerateContent:
         leading, scanned = True, 0  # whether every unit so far is a result or a reply; the units read for it
         while index < stop:
             content = messages[index]
-            if content_role(content) == "model":
+            if (content.get("role") if type(content) is dict else content_role(content)) == "model":
                 first = index
                 index, found = call_step(messages, first)
                 after_results = False
-                if not found:
-                    for position in range(first, index):
-                        units.append(messages[position])
-                        kinds.append(REPLY)
-                    continue
-                calls = [(part, data) for _, part, data in found]
-                keys = matcher.turn(first, calls)
-                marks: tuple[Mark, ...] = ()
-                if not signed(calls[0][0]):
-                    marks = (Mark("placeholder_signature", keys[0]),)
-                elif first not in full and index < stop and _answered(messages[index], index, keys, matcher):
-                    units.append(Clean(first, keys, index + 1))
-                    view.clean_ids.extend(keys)
-                    kinds.append(CLEAN)
-                    after_results = True
-                    index += 1
-                    continue
-                units.append(
-                    Turn(
-                        position=first,
-                        calls=[Call(key, part) for key, (part, _) in zip(keys, calls, strict=True)],
-                        items=tuple(messages[first:index]),
-                        marks=marks,
+                if found:
+                    if first not in full and index < stop and signed(found[0][1]):
+                        datas = _responses_only(messages[index], len(found))
+                        run = matcher.answered(found, datas) if datas is not None else None
+                        if run is not None:
+                            units.append(Clean(first, list(run), index + 1))
+                            view.clean_ids.extend(run)
+                            kinds.append(CLEAN)
+                            after_results = True
+                            index += 1
+                            continue
+                    keys = matcher.turn(first, found)
+                    marks: tuple[Mark, ...] = ()
+                    if not signed(found[0][1]):
+                        marks = (Mark("placeholder_signature", keys[0]),)
+                    units.append(
+                        Turn(
+                            position=first,
+                            calls=[Call(key, part) for key, (_, part, _) in zip(keys, found, strict=True)],
+                            items=tuple(messages[first:index]),
+                            marks=marks,
+                        )
                     )
-                )
-                kinds.append(TURN)
-                continue
-            parts = parts_of(content, index)
-            datas = [response_of(part) for part in parts]
-            if datas.count(None) == len(datas):
+                    kinds.append(TURN)
+                    continue
+                for position in range(first, index):
+                    units.append(messages[position])
+                    kinds.append(REPLY)
+                if index == stop:
+                    break
+                content = messages[index]  # a step without calls ends at the end or at a content of another role
+            parts = content.get("parts") if type(content) is dict else None
+            if type(parts) is not list:
+                parts = parts_of(content, index)
+            for part in parts:  # a dict part without a response key is no response
+                if type(part) is not dict or "functionResponse" in part or "function_response" in part:
+                    datas = _responses_of(parts)
+                    break
+            else:
+                datas = None
+            if datas is None:
                 units.append(content)
                 kinds.append(OTHER)
                 after_results = False
@@ -524,24 +547,53 @@ class GeminiGenerateContent:
         return isinstance(item.get("parts"), list) or item.get("role") == "model"
 
 
-def _answered(content: object, position: int, keys: list[str], matcher: Matcher) -> bool:
-    """Whether ``content`` holds exactly the clean answer to the calls of ``keys`` (the matcher takes it, then).
+def _responses_of(parts: Sequence[object]) -> list[object] | None:
+    """Each part's response data (``None``: the part is no response); ``None`` when no part is one."""
+    datas: list[object] = []
+    found = False
+    for part in parts:
+        if type(part) is dict:
+            data = part.get("functionResponse")
+            if data is None:
+                data = part.get("function_response")
+        else:
+            data = response_of(part)
+        if data is not None:
+            found = True
+        datas.append(data)
+    return datas if found else None
 
-    It is a user content of exactly one response per call (the keys distinct), each answering its call by
-    its own ``id``.
+
+def _responses_only(content: object, count: int) -> list[object] | None:
+    """The responses' data of ``content`` when it is a user content of exactly ``count`` parts, each a response.
+
+    ``None`` otherwise: a model content, another count, a part that is no response or also holds a text, or
+    parts that are no list (refused where the content is read).
     """
-    if content_role(content) == "model" or len(set(keys)) != len(keys):
-        return False
-    parts = parts_of(content, position)
-    if len(parts) != len(keys):
-        return False
+    if type(content) is dict:
+        if content.get("role") == "model":
+            return None
+        parts = content.get("parts")
+    else:
+        if content_role(content) == "model":
+            return None
+        parts = field(content, "parts")
+    if (type(parts) is not list and not is_list(parts)) or len(parts) != count:
+        return None
     datas: list[object] = []
     for part in parts:
-        data = response_of(part)
-        if data is None or (part.get("text") if type(part) is dict else field(part, "text")):
-            return False
+        if type(part) is dict:
+            data = part.get("functionResponse")
+            if data is None:
+                data = part.get("function_response")
+            if data is None or part.get("text"):
+                return None
+        else:
+            data = response_of(part)
+            if data is None or field(part, "text"):
+                return None
         datas.append(data)
-    return matcher.claim(datas, keys)
+    return datas
 
 
 def _one_text(payload: object) -> tuple[str, str] | None:
@@ -655,7 +707,7 @@ def _validate(contents: Sequence[object]) -> list[Violation]:
             if not signed(part):
                 words = MISSING_SIGNATURE_WORDS.format(name=name_of(data) or "", position=at + 1)
                 violations.append(Violation(position=at, rule="missing_thought_signature", message=words))
-            pending = matcher.turn(first, [(part, data) for _, part, data in calls])
+            pending = matcher.turn(first, calls)
             pending_at = first
             continue
         if not parts:

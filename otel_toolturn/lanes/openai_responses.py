@@ -295,32 +295,76 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
     return end, _Run(call_ids, refs, marks, read_as)
 
 
-def _outputs_after(messages: Sequence[object], start: int, call_ids: list[str], seen: set[str]) -> int:
-    """Where the outputs of a clean run with the call ids ``call_ids`` end; ``0``: the run is not clean.
+def _clean_turn(messages: Sequence[object], first: int, seen: set[str]) -> Clean | None:
+    """The run of call items from ``first`` (a call or a reasoning item) with its outputs, as one ``Clean`` unit.
 
-    They are the output items from ``start``, exactly one per call (the ids distinct and fitting), none repeating an
-    item ``id`` of ``seen`` (the item ids so far, which gains theirs) or of another.
+    ``None``: it is not clean. Clean: the run (call items, and reasoning ahead of a call) ends at a call,
+    its call ids are distinct, and the items right after it are exactly one output item per call, each
+    answering one of them by an id the API accepts; no item ``id`` of the run or its outputs repeats
+    another or one of ``seen`` (the item ids so far). Then ``_read_run`` reads the same run with nothing
+    marked, and ``seen`` gains the ids; otherwise ``seen`` is left as it was. Run and outputs are read in
+    one pass.
     """
-    expected = set(call_ids)
-    stop = start + len(call_ids)
-    if len(expected) != len(call_ids) or stop > len(messages):
-        return 0
+    call_ids: list[str] = []  # the run's, in order
+    answered: list[str] = []  # the call ids the outputs after the run answer, in order
     item_ids: list[str] = []
-    for position in range(start, stop):
-        item = messages[position]
+    run_end = first  # where the run ends if the next item is no call and no reasoning
+    for index in range(first, len(messages)):
+        item = messages[index]
         if type(item) is dict:
             kind, call_id, item_id = item.get("type"), item.get("call_id"), item.get("id")
         else:
             kind, call_id, item_id = field(item, "type"), field(item, "call_id"), field(item, "id")
-        if kind not in OUTPUT_TYPES or type(call_id) is not str or call_id not in expected or len(call_id) > ID_LIMIT:
-            return 0  # each call's id is one output's: checking the outputs' lengths checks the calls'
-        expected.remove(call_id)
-        if isinstance(item_id, str) and item_id:
+        if item_id is not None and isinstance(item_id, str) and item_id:
             item_ids.append(item_id)
-    if item_ids and (not seen.isdisjoint(item_ids) or len(set(item_ids)) != len(item_ids)):
-        return 0
-    seen.update(item_ids)
-    return stop
+        if not answered:  # still in the run
+            if kind in CALL_TYPES:
+                if not (isinstance(call_id, str) and call_id):
+                    return None  # unreadable: the run is read in full, which refuses it
+                call_ids.append(call_id)
+                run_end = index + 1
+                continue
+            if kind == "reasoning":
+                continue
+            if run_end != index:
+                return None  # reasoning after the last call
+        if kind not in OUTPUT_TYPES or type(call_id) is not str or len(call_id) > ID_LIMIT:
+            return None  # each call's id is one output's: checking the outputs' lengths checks the calls'
+        answered.append(call_id)
+        if len(answered) == len(call_ids):
+            break
+    else:
+        return None  # the list ends before every call is answered
+    if answered != call_ids:
+        expected = set(call_ids)
+        if len(expected) != len(call_ids) or set(answered) != expected:
+            return None  # as many outputs as distinct calls, and every call answered: one output each
+    elif len(call_ids) > 1 and len(set(call_ids)) != len(call_ids):
+        return None
+    if item_ids:
+        if not seen.isdisjoint(item_ids) or len(set(item_ids)) != len(item_ids):
+            return None
+        seen.update(item_ids)
+    return Clean(first, call_ids, index + 1)
+
+
+def _read_turn(view: View, messages: Sequence[object], first: int, seen: set[str]) -> int:
+    """Read the run of call items at ``first`` (a call, or reasoning ahead of one) into ``view`` as a ``Turn``.
+
+    Where the run ends; ``first``: no run stands there (reasoning no call follows, or whose call a replayed
+    item keeps from it). ``seen`` gains the run's item ids.
+    """
+    if _type(messages[first]) == "reasoning" and not _leads_to_call(messages, first):
+        return first
+    read = _read_run(messages, first, seen)
+    if read is None:
+        return first
+    end, run = read
+    calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
+    items = (*_reasoning_ahead(view), *run.items(messages, first, end))
+    view.units.append(Turn(position=first, calls=calls, items=items, marks=tuple(run.marks)))
+    view.kinds.append(TURN)
+    return end
 
 
 class OpenAIResponses:
@@ -348,19 +392,30 @@ class OpenAIResponses:
         while index < stop:
             item = messages[index]
             if type(item) is dict:
-                kind, item_id = item.get("type"), item.get("id")
+                kind, item_id, role = item.get("type"), item.get("id"), item.get("role")
             else:
-                kind, item_id = field(item, "type"), field(item, "id")
-            if not isinstance(item_id, str):
-                item_id = ""
+                kind, item_id, role = field(item, "type"), field(item, "id"), field(item, "role")
+            if item_id is not None and not isinstance(item_id, str):
+                item_id = None  # an id that is no string is no id
             if (kind is None or kind == "message") and not (item_id and item_id in seen):
                 if item_id:
                     seen.add(item_id)
-                role = item.get("role") if type(item) is dict else field(item, "role")
                 units.append(item)
                 kinds.append(REPLY if role == "assistant" else OTHER)
                 index += 1
                 continue
+            if kind in CALL_TYPES or (kind == "reasoning" and not (item_id and item_id in seen)):
+                clean = None if index in full else _clean_turn(messages, index, seen)
+                if clean is not None:
+                    units.append(clean)
+                    kinds.append(CLEAN)
+                    view.clean_ids.extend(clean.ids)
+                    index = clean.end
+                    continue
+                end = _read_turn(view, messages, index, seen)
+                if end != index:
+                    index = end
+                    continue
             if kind in OUTPUT_TYPES:
                 call_id = result_id_of(item, "call_id")
                 if item_id in seen:
@@ -374,29 +429,12 @@ class OpenAIResponses:
                 kinds.append(RESULT)
                 index += 1
                 continue
-            if item_id and item_id in seen and kind not in CALL_TYPES:
+            if item_id and item_id in seen:  # no call: a call item always reads a run
                 view.refused[len(units)] = Mark("duplicate_item", item_id)
                 units.append(item)
                 kinds.append(REPLY if _replied(item, kind) else OTHER)
                 index += 1
                 continue
-            if kind in CALL_TYPES or (kind == "reasoning" and _leads_to_call(messages, index)):
-                read = _read_run(messages, index, seen)
-                if read is not None:
-                    end, run = read
-                    stop_at = 0 if run.marks or index in full else _outputs_after(messages, end, run.call_ids, seen)
-                    if stop_at:
-                        units.append(Clean(index, run.call_ids, stop_at))
-                        view.clean_ids.extend(run.call_ids)
-                        kinds.append(CLEAN)
-                        index = stop_at
-                        continue
-                    calls = [Call(call_id, ref) for call_id, ref in zip(run.call_ids, run.refs, strict=True)]
-                    items = (*_reasoning_ahead(view), *run.items(messages, index, end))
-                    units.append(Turn(position=index, calls=calls, items=items, marks=tuple(run.marks)))
-                    kinds.append(TURN)
-                    index = end
-                    continue
             if item_id:
                 seen.add(item_id)
             units.append(item)

@@ -1,7 +1,7 @@
-"""An embedded provider simulator: Anthropic Messages, Chat Completions, Responses and Gemini on loopback.
+"""An embedded provider simulator on loopback: Anthropic Messages, Chat, Responses, Gemini, Bedrock Converse.
 
 It enforces each provider's tool-turn rules with the provider's own 400 body and words, answers
-valid requests with scripted turns (tool calls, text) as plain JSON or SSE, can misbehave on
+valid requests with scripted turns (tool calls, text) as plain JSON or SSE (Bedrock: its event stream), can misbehave on
 demand (cut arguments, no finish frame, frames after the end, a non-JSON frame, a substituted
 model, Gemini's ``MALFORMED_FUNCTION_CALL``), and records every request it receives. On the
 Anthropic lane it signs the thinking it returns and checks each signature against the prefix it

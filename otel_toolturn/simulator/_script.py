@@ -2,7 +2,7 @@
 
 A ``ScriptedTurn`` is one reply of the simulated model, independent of the wire lane: some text,
 some tool calls, the model name it reports, and the misbehaviours it commits. The lane renderers
-(``_anthropic``, ``_chat``, ``_responses``, ``_gemini``) turn it into each provider's wire shape.
+(``_anthropic``, ``_chat``, ``_responses``, ``_gemini``, ``_bedrock``) turn it into each provider's wire shape.
 
 When no scripted turn is queued, ``default_turn`` decides from the request itself:
 
@@ -107,6 +107,9 @@ def _ends_with_tool_result(body: Mapping[str, object], *, lane: Lane) -> bool:
         return isinstance(content, list) and any(
             isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content
         )
+    if lane == "bedrock.converse":
+        content = last.get("content")
+        return isinstance(content, list) and any(isinstance(b, Mapping) and "toolResult" in b for b in content)
     if lane == "openai.chat_completions":
         return last.get("role") == "tool"
     return last.get("type") in ("function_call_output", "custom_tool_call_output")
@@ -115,6 +118,9 @@ def _ends_with_tool_result(body: Mapping[str, object], *, lane: Lane) -> bool:
 def _first_tool_name(body: Mapping[str, object], *, lane: Lane) -> str | None:
     """Find the name of the first function tool the request declares (``None``: none declared)."""
     tools = body.get("tools")
+    if lane == "bedrock.converse":
+        tool_config = body.get("toolConfig")
+        tools = tool_config.get("tools") if isinstance(tool_config, Mapping) else None
     if not isinstance(tools, list):
         return None
     for tool in tools:
@@ -126,7 +132,9 @@ def _first_tool_name(body: Mapping[str, object], *, lane: Lane) -> str | None:
             if specs and isinstance(specs[0].get("name"), str):
                 return str(specs[0]["name"])
             continue
-        spec = tool.get("function") if lane == "openai.chat_completions" else tool
+        spec = {"openai.chat_completions": tool.get("function"), "bedrock.converse": tool.get("toolSpec")}.get(
+            lane, tool
+        )
         if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
             return str(spec["name"])
     return None

@@ -5,7 +5,7 @@ lane's tool-turn rules exactly as the project's validator states them (``otel_to
 the first violation is answered with HTTP 400 and the provider's own error body and words), and
 answers a valid request with the next scripted turn (or ``default_turn``), as plain JSON or, when
 the body says ``"stream": true`` (Gemini: the path names ``streamGenerateContent``), as the
-lane's SSE stream with the turn's misbehaviours applied.
+lane's SSE stream (Bedrock: its event stream) with the turn's misbehaviours applied.
 A request that passes the tool-turn rules then meets the lane's own checks (``Wire.admit``; the
 Anthropic lane: the prefix check of signed thinking, ``_binding``), and every served reply reports
 how much of its prompt was served from cache (``_cache``).
@@ -13,7 +13,8 @@ how much of its prompt was served from cache (``_cache``).
 Reads: ``POST /v1/messages``, ``/v1/chat/completions``, ``/v1/responses``, and Gemini's
 ``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
 and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's
-``model`` and ``stream``); query strings ignored.
+``model`` and ``stream``), and Bedrock Runtime's ``/model/{modelId}/converse`` and ``…/converse-stream``
+(``_bedrock.route``, the same way); query strings ignored.
 Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
 the last prompts for the cache accounting; for Responses, each reply's whole conversation under its
 id so a later ``previous_response_id`` brings the earlier items back — a request is validated (and
@@ -31,8 +32,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
 from typing import Final
@@ -41,14 +42,14 @@ from urllib.parse import urlsplit
 from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
-from otel_toolturn.simulator import _anthropic, _chat, _gemini, _responses
+from otel_toolturn.simulator import _anthropic, _bedrock, _chat, _gemini, _responses
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
-from otel_toolturn.simulator._wire import Wire
+from otel_toolturn.simulator._wire import SSE_CONTENT_TYPE, Wire
 
 WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
-    {w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE, _gemini.WIRE)}
+    {w.path: w for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE, _gemini.WIRE, _bedrock.WIRE)}
 )
 """The lanes the simulator speaks, by URL path (a lane with a ``route`` also by the paths it reads)."""
 LISTEN_BACKLOG: Final = 1024
@@ -90,11 +91,18 @@ class LaneSummary:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Answer:
-    """What to send back: a status and a JSON body, or (streamed) a status and SSE frames."""
+    """What to send back: a status and a JSON body, or (streamed) a status and frames; the lane's extra headers.
+
+    ``encode_frame`` writes one frame's bytes (SSE, or Bedrock's event stream framing), sent as
+    ``stream_content_type``.
+    """
 
     status: int
     body: Mapping[str, object] | None = None
     frames: tuple[Frame, ...] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    stream_content_type: str = SSE_CONTENT_TYPE
+    encode_frame: Callable[[Frame], bytes] = Frame.encode
 
 
 class Simulator:
@@ -255,7 +263,12 @@ class Simulator:
         if not streamed:
             return Answer(status=200, body=reply)
         frames = wire.reply_frames(reply, request=request, misbehaviours=turn.misbehaviours)
-        return Answer(status=200, frames=tuple(frames))
+        return Answer(
+            status=200,
+            frames=tuple(frames),
+            stream_content_type=wire.stream_content_type,
+            encode_frame=wire.encode_frame,
+        )
 
     def _reject(self, wire: Wire, path: str, body: object, message: str, *, by_lane_checks: bool = False) -> Answer:
         self._record(RecordedRequest(path=path, lane=wire.lane, body=body, status=400, error=message))
@@ -264,7 +277,7 @@ class Simulator:
             self._summaries[wire.lane] = replace(
                 was, refused=was.refused + 1, binding_refusals=was.binding_refusals + int(by_lane_checks)
             )
-        return Answer(status=400, body=wire.error_body(message))
+        return Answer(status=400, body=wire.error_body(message), headers=wire.error_headers)
 
     def _count(self, wire: Wire, *, prompt: PromptUsage, dropped: int) -> None:
         with self._lock:
@@ -342,15 +355,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_response(answer.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
                 return
             self.send_response(answer.status)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Content-Type", answer.stream_content_type)
             self.send_header("Cache-Control", "no-cache")
             self.end_headers()
             for frame in answer.frames:
-                self.wfile.write(frame.encode())
+                self.wfile.write(answer.encode_frame(frame))
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return  # the client stopped reading; nothing is owed to it

@@ -11,16 +11,18 @@
 
 ``new_id(prefix)`` hands out the simulator's next id with that prefix (deterministic per simulator).
 ``head_fields`` name the request fields that open the prompt ahead of the transcript (``_cache``).
-``route(path)``, for a lane whose URL carries request fields (Gemini: the model and the streaming
-method), reads them from a path (``None``: not this lane's path); a lane without one is served at
-its ``path`` alone.
+``route(path)``, for a lane whose URL carries request fields (Gemini, Bedrock: the model and the
+streaming method), reads them from a path (``None``: not this lane's path); a lane without one is
+served at its ``path`` alone. ``error_headers`` ride on the lane's 4xx answers (Bedrock names the
+error's type in one); ``stream_content_type`` and ``encode_frame`` say how a streamed reply goes on the
+wire (SSE by default; Bedrock: the AWS event stream framing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.simulator._cache import PromptUsage
@@ -28,6 +30,8 @@ from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn
 
 NewId = Callable[[str], str]
+SSE_CONTENT_TYPE: Final = "text/event-stream; charset=utf-8"
+
 Json = dict[str, object]
 
 
@@ -86,3 +90,6 @@ class Wire:
     reply_frames: ReplyFrames
     error_body: Callable[[str], Mapping[str, object]]
     route: Callable[[str], Mapping[str, object] | None] | None = None
+    error_headers: Mapping[str, str] = field(default_factory=dict)
+    stream_content_type: str = SSE_CONTENT_TYPE
+    encode_frame: Callable[[Frame], bytes] = Frame.encode

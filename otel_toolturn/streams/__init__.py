@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Final, NoReturn
 
-from otel_toolturn._errors import UnknownLaneError, UnsupportedLaneError
+from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.streams import _response
+from otel_toolturn.streams import _response, bedrock_converse
 from otel_toolturn.streams._caller_close import closed_by_caller
 from otel_toolturn.streams._report import (
     INPUT_TRANSFORMATION_REASONS,
@@ -38,21 +38,17 @@ from otel_toolturn.streams._report import (
 from otel_toolturn.streams._sse import sse_data
 from otel_toolturn.streams._tool_calls import parse_streamed_tool_args
 from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver
+from otel_toolturn.streams.bedrock_converse import BedrockConverseObserver
 from otel_toolturn.streams.gemini import GeminiObserver
 from otel_toolturn.streams.openai_chat import OpenAIChatObserver
 from otel_toolturn.streams.openai_responses import OpenAIResponsesObserver
 
-OBSERVED_LANES: Final[tuple[Lane, ...]] = tuple(lane for lane in LANES if lane != "bedrock.converse")
-"""The lanes with a stream observer and a response check: every lane but ``bedrock.converse`` (its
-``converse_stream`` event stream is not read yet)."""
+OBSERVED_LANES: Final[tuple[Lane, ...]] = LANES
+"""The lanes with a stream observer and a response check: every lane."""
 
 
 def _unknown_lane(lane: NoReturn) -> NoReturn:
     raise UnknownLaneError(f"unknown lane {lane!r}; expected one of {LANES!r}")
-
-
-def _not_observed(lane: Lane) -> NoReturn:
-    raise UnsupportedLaneError(f"{lane} responses are not observed yet; observed lanes: {', '.join(OBSERVED_LANES)}")
 
 
 def observer_for(lane: Lane, *, requested_model: str | None, max_output_tokens: int | None = None) -> StreamObserver:
@@ -61,7 +57,7 @@ def observer_for(lane: Lane, *, requested_model: str | None, max_output_tokens: 
     ``requested_model`` is the model the request named (``None``: no substitution is judged);
     ``max_output_tokens`` the output cap the request carried, if any (it lets the truncation
     clause name the cap when the counted output reached it). Raises ``UnknownLaneError`` for a
-    lane outside ``LANES``, ``UnsupportedLaneError`` for one outside ``OBSERVED_LANES``.
+    lane outside ``LANES``.
     """
     if lane == "anthropic.messages":
         return AnthropicMessagesObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
@@ -72,7 +68,7 @@ def observer_for(lane: Lane, *, requested_model: str | None, max_output_tokens: 
     if lane == "gemini.generate_content":
         return GeminiObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     if lane == "bedrock.converse":
-        _not_observed(lane)
+        return BedrockConverseObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     _unknown_lane(lane)
 
 
@@ -83,7 +79,7 @@ def check_response(
 
     Judges arguments that are not a JSON object, calls without a name, model substitution,
     finish reasons, usage and the response id; never alters ``response``. Raises
-    ``UnknownLaneError`` for a lane outside ``LANES``, ``UnsupportedLaneError`` for one outside ``OBSERVED_LANES``.
+    ``UnknownLaneError`` for a lane outside ``LANES``.
     """
     if lane == "anthropic.messages":
         return _response.check_anthropic_message(
@@ -102,7 +98,9 @@ def check_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
     if lane == "bedrock.converse":
-        _not_observed(lane)
+        return bedrock_converse.check_converse_response(
+            response, requested_model=requested_model, max_output_tokens=max_output_tokens
+        )
     _unknown_lane(lane)
 
 
@@ -111,6 +109,7 @@ __all__ = [
     "INPUT_TRANSFORMATION_TYPES",
     "OBSERVED_LANES",
     "AnthropicMessagesObserver",
+    "BedrockConverseObserver",
     "EndStatement",
     "GeminiObserver",
     "InputTransformation",

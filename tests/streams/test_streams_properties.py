@@ -27,8 +27,11 @@ def split(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
-# The lanes whose call arguments stream as text fragments (Gemini's arrive whole: test_streams_gemini_properties).
-FRAGMENT_LANES: tuple[Lane, ...] = tuple(lane for lane in OBSERVED_LANES if lane != "gemini.generate_content")
+# The lanes whose call arguments stream as text fragments in SSE frames (Gemini's arrive whole:
+# test_streams_gemini_properties; Bedrock's event stream: test_streams_bedrock).
+FRAGMENT_LANES: tuple[Lane, ...] = tuple(
+    lane for lane in OBSERVED_LANES if lane not in {"gemini.generate_content", "bedrock.converse"}
+)
 
 # A turn with the call left open and an ending that closes nothing: (lane, frames builder)
 OPEN_TURNS: dict[Lane, list[Callable[[list[str]], list[Frame]]]] = {

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from otel_toolturn import UnknownLaneError, UnsupportedLaneError
+from otel_toolturn import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.streams import OBSERVED_LANES, StreamObserver, StreamReport, check_response, observer_for
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE
@@ -188,13 +188,9 @@ def test_unreadable_responses_never_raise(lane: Lane) -> None:
         assert (r.calls, r.drops, r.torn) == ((), (), False)
 
 
-def test_the_observed_lanes_are_every_lane_but_bedrock_converse() -> None:
-    """Bedrock Converse has no observer yet: asking for one is a typed error naming the observed lanes."""
-    assert set(LANES) - set(OBSERVED_LANES) == {"bedrock.converse"}
-    with pytest.raises(UnsupportedLaneError, match="not observed yet"):
-        observer_for("bedrock.converse", requested_model="m")
-    with pytest.raises(UnsupportedLaneError, match=r"anthropic\.messages"):
-        check_response("bedrock.converse", {}, requested_model="m")
+def test_every_lane_is_observed() -> None:
+    """Every lane of ``LANES`` has a stream observer and a response check."""
+    assert OBSERVED_LANES == LANES
 
 
 @pytest.mark.parametrize("lane", OBSERVED_LANES)

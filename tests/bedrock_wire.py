@@ -1,0 +1,74 @@
+"""A real boto3 ``bedrock-runtime`` client on a simulator, and Converse transcripts in the service's spelling.
+
+``bedrock_client(base_url)`` sends to the simulator with fake credentials (no network, no retries
+unless asked). ``user``, ``assistant``, ``use``, ``result`` and ``text`` build messages and blocks;
+``INTERRUPTED`` and ``TRIMMED`` are the two broken histories the Bedrock tests send: a call left
+without its result, and a result whose call was trimmed away.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import boto3  # type: ignore[import-untyped]
+from botocore.config import Config
+
+MODEL: Final = "anthropic.claude-3-haiku-20240307-v1:0"
+"""A model id with a ``:`` in it, which botocore percent-encodes in the path."""
+
+
+def bedrock_client(base_url: str, *, attempts: int = 1) -> Any:
+    """A boto3 ``bedrock-runtime`` client on ``base_url`` (``attempts``: botocore's total attempts per call)."""
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=base_url,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"total_max_attempts": attempts, "mode": "standard"}),
+    )
+
+
+def text(value: str) -> dict[str, object]:
+    return {"text": value}
+
+
+def user(*blocks: object) -> dict[str, object]:
+    return {"role": "user", "content": list(blocks)}
+
+
+def assistant(*blocks: object) -> dict[str, object]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def use(call_id: str, name: str = "lookup") -> dict[str, object]:
+    return {"toolUse": {"toolUseId": call_id, "name": name, "input": {"key": "a"}}}
+
+
+def result(call_id: str, output: str = "found") -> dict[str, object]:
+    return {"toolResult": {"toolUseId": call_id, "content": [{"text": output}]}}
+
+
+INTERRUPTED: Final = (
+    user(text("Look both up.")),
+    assistant(use("tooluse_1"), use("tooluse_2")),
+    user(result("tooluse_1")),
+    assistant(text("One is in.")),
+    user(text("Go on.")),
+)
+"""A call left without its result: the second of two parallel calls was interrupted."""
+
+TRIMMED: Final = (
+    user(result("tooluse_gone")),
+    user(text("Where were we?")),
+)
+"""A result whose call was trimmed away by a history window (the result now answers nothing)."""
+
+BROKEN: Final = {"interrupted": INTERRUPTED, "trimmed": TRIMMED}
+"""Each broken history by name, with the repair form it needs (``REPAIR_OF``)."""
+
+REPAIR_OF: Final = {"interrupted": "missing_result", "trimmed": "orphan_result"}
+
+TOOL_CONFIG: Final = {
+    "tools": [{"toolSpec": {"name": "lookup", "inputSchema": {"json": {"type": "object"}}}}],
+}

@@ -1,0 +1,187 @@
+"""boto3 ``bedrock-runtime`` ``converse`` / ``converse_stream`` through the instrumentation, against the simulator."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import botocore.client
+import botocore.endpoint
+import pytest
+from botocore.exceptions import ClientError, ParamValidationError
+from botocore.stub import Stubber
+
+from otel_toolturn import validate
+from otel_toolturn.instrument import ToolTurnInstrumentor, _botocore, names
+from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
+from otel_toolturn.simulator._server import Answer
+from tests.bedrock_wire import BROKEN, MODEL, REPAIR_OF, bedrock_client, text, user
+from tests.instrument.conftest import Instrument, Otel
+
+LANE: Final = "bedrock.converse"
+CASES: Final = [(name, streamed) for name in sorted(BROKEN) for streamed in (False, True)]
+
+
+def converse(client: Any, messages: list[dict[str, object]], *, streamed: bool) -> list[object]:
+    """One call, plain or streamed; the response's content blocks (plain) or every stream event (streamed)."""
+    if not streamed:
+        return list(client.converse(modelId=MODEL, messages=messages)["output"]["message"]["content"])
+    return list(client.converse_stream(modelId=MODEL, messages=messages)["stream"])
+
+
+def the_span(otel: Otel) -> Any:
+    """The one call span recorded."""
+    (span,) = otel.call_spans()
+    return span
+
+
+@pytest.mark.parametrize(("name", "streamed"), CASES)
+def test_repair_mode_repairs_a_broken_history_and_the_service_answers(
+    instrument: Instrument, sim: Simulator, name: str, streamed: bool
+) -> None:
+    """Repair mode: the history reaches the wire valid and is answered; span, event and metric say what was repaired."""
+    otel = instrument(mode="repair")
+    messages = list(BROKEN[name])
+    assert converse(bedrock_client(sim.base_url), messages, streamed=streamed)
+    (request,) = sim.requests
+    assert request.status == 200
+    assert validate(request.body["messages"], lane=LANE) == []  # type: ignore[index]
+    assert messages == list(BROKEN[name])  # the caller's list is never changed
+    span = the_span(otel)
+    assert span.attributes[names.PROVIDER] == "aws.bedrock"
+    assert span.attributes[names.GEN_AI_OPERATION_NAME] == "chat"
+    assert span.attributes[names.GEN_AI_REQUEST_MODEL] == MODEL
+    assert span.attributes[names.LANE] == LANE
+    assert span.attributes[names.GEN_AI_REQUEST_STREAM] is streamed
+    assert span.attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
+    assert span.attributes[names.REPAIRS_FORMS] == (REPAIR_OF[name],)
+    (event,) = otel.events(names.EVENT_REPAIR)
+    assert event[names.REPAIR_FORM] == REPAIR_OF[name]
+    assert otel.total(names.REPAIRS.name, toolturn__lane=LANE, gen_ai__provider__name="aws.bedrock") == 1
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+
+
+@pytest.mark.parametrize(("name", "streamed"), CASES)
+def test_observe_mode_sends_the_history_unchanged_and_the_service_refuses_it(
+    instrument: Instrument, sim: Simulator, name: str, streamed: bool
+) -> None:
+    """Observe mode: the history goes out as written, botocore raises ``ValidationException``, the findings recorded."""
+    otel = instrument(mode="observe")
+    messages = list(BROKEN[name])
+    with pytest.raises(ClientError) as refused:
+        converse(bedrock_client(sim.base_url), messages, streamed=streamed)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    (request,) = sim.requests
+    assert request.body["messages"] == messages  # type: ignore[index]
+    span = the_span(otel)
+    assert span.attributes[names.ERROR_TYPE] == "ValidationException"
+    assert span.attributes[names.MODE] == "observe"
+    (event,) = otel.events(names.EVENT_REPAIR)
+    assert event[names.REPAIR_FORM] == REPAIR_OF[name]
+
+
+def test_a_valid_history_is_sent_as_the_very_same_list(instrument: Instrument, sim: Simulator) -> None:
+    """Nothing to repair: no repair event, and the span still records the call and its usage."""
+    otel = instrument(mode="repair")
+    converse(bedrock_client(sim.base_url), [user(text("Hello."))], streamed=False)
+    assert otel.events(names.EVENT_REPAIR) == []
+    assert the_span(otel).attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("end_turn",)
+
+
+def test_a_retried_call_is_recorded_once(
+    instrument: Instrument, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Botocore retries a 503 over HTTP: two attempts go out, one span and one request are recorded."""
+    otel = instrument(mode="repair")
+    answer = sim.answer
+    attempts: list[int] = []
+
+    def busy_once(path: str, raw: bytes) -> Answer:
+        attempts.append(len(attempts))
+        if len(attempts) == 1:
+            headers = {"x-amzn-ErrorType": "ServiceUnavailableException:http://internal.amazon.com/"}
+            return Answer(status=503, body={"message": "Service unavailable"}, headers=headers)
+        return answer(path, raw)
+
+    monkeypatch.setattr(sim, "answer", busy_once)
+    response = bedrock_client(sim.base_url, attempts=2).converse(modelId=MODEL, messages=list(BROKEN["interrupted"]))
+    assert response["ResponseMetadata"]["RetryAttempts"] == 1
+    assert len(attempts) == 2
+    assert len(otel.call_spans()) == 1
+    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
+    assert len(otel.events(names.EVENT_REPAIR)) == 1
+
+
+def test_a_call_never_sent_leaves_no_span(instrument: Instrument, sim: Simulator) -> None:
+    """A call botocore's ``Stubber`` answers, and one it refuses before sending, record nothing; its error unchanged."""
+    otel = instrument(mode="repair")
+    client = bedrock_client(sim.base_url)
+    with Stubber(client) as stub:
+        stub.add_response(
+            "converse",
+            {
+                "output": {"message": {"role": "assistant", "content": [{"text": "stubbed"}]}},
+                "stopReason": "end_turn",
+                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                "metrics": {"latencyMs": 1},
+            },
+        )
+        client.converse(modelId=MODEL, messages=list(BROKEN["interrupted"]))
+    with pytest.raises(ParamValidationError):
+        client.converse(modelId=MODEL, messages=[{"role": "user", "content": "not a list of blocks"}])
+    assert sim.requests == ()
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
+
+
+def test_a_streamed_reply_without_message_stop_is_torn(instrument: Instrument, sim: Simulator) -> None:
+    """A ``converse_stream`` that ends without ``messageStop`` marks the span torn; a cut call is a drop event."""
+    otel = instrument(mode="repair")
+    sim.enqueue(
+        ScriptedTurn(
+            calls=(ScriptedCall(name="lookup", arguments={"key": "a long value"}),), misbehaviours=("cut_arguments",)
+        )
+    )
+    events = converse(bedrock_client(sim.base_url), [user(text("Go."))], streamed=True)
+    assert not any("messageStop" in e for e in events)  # type: ignore[operator]
+    span = the_span(otel)
+    assert span.attributes[names.STREAM_TORN] is True
+    (drop,) = otel.events(names.EVENT_STREAM_DROP)
+    assert drop[names.STREAM_DROP_CAUSE] == "truncated"
+
+
+def test_a_failure_inside_is_counted_and_the_call_proceeds(
+    instrument: Instrument, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The law failing inside otel-toolturn: counted by stage, and the call goes out as written (here refused)."""
+    otel = instrument(mode="repair")
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("inside")
+
+    monkeypatch.setattr(_botocore, "decide_request", broken)
+    with pytest.raises(ClientError, match="Expected toolResult blocks"):
+        converse(bedrock_client(sim.base_url), list(BROKEN["interrupted"]), streamed=False)
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name, toolturn__error__stage="law") == 1
+    assert otel.call_spans() == []
+
+
+def test_other_botocore_operations_pass_through(instrument: Instrument, sim: Simulator) -> None:
+    """Only Converse and ConverseStream of bedrock-runtime are instrumented; other operations record nothing."""
+    otel = instrument(mode="repair")
+    with pytest.raises(ClientError):
+        bedrock_client(sim.base_url).invoke_model(modelId=MODEL, body=b"{}")
+    assert otel.call_spans() == []
+
+
+def test_uninstrument_restores_botocore(instrument: Instrument, sim: Simulator) -> None:
+    """After ``uninstrument()`` botocore's patched functions are the very objects they were; calls go out as written."""
+    before = (vars(botocore.client.BaseClient)["_make_api_call"], vars(botocore.endpoint.Endpoint)["_send"])
+    client = bedrock_client(sim.base_url)  # made before instrument: instrumented all the same
+    otel = instrument(mode="repair")
+    converse(client, list(BROKEN["trimmed"]), streamed=False)
+    assert len(otel.call_spans()) == 1
+    ToolTurnInstrumentor().uninstrument()
+    assert (vars(botocore.client.BaseClient)["_make_api_call"], vars(botocore.endpoint.Endpoint)["_send"]) == before
+    with pytest.raises(ClientError, match="exceeds the number of toolUse blocks"):
+        converse(client, list(BROKEN["trimmed"]), streamed=False)
+    assert len(otel.call_spans()) == 1
