@@ -127,6 +127,7 @@ from otel_toolturn._view import (
     Emitted,
     LaneAdapter,
     Mark,
+    TakenIds,
     Turn,
     View,
 )
@@ -285,11 +286,13 @@ class _Restoration:
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
-        self.forms: dict[int, dict[tuple[RepairForm, CallKind], list[str]]] = {}
+        self.forms: dict[int, dict[tuple[RepairForm, CallKind], dict[str, None]]] = {}
+        """Per turn, per form and kind of call, the call ids concerned: a dict as an ordered set."""
         self.slots_of: dict[int, list[_Slot]] = {}
         self.reached: set[int] = set()
         """The positions of the clean turns a later unit reaches: the list is read again with them in full."""
-        self.orphans: list[str] = []
+        self.orphans: dict[str, None] = {}
+        """The ids of the results left out as orphans, once each, in order: a dict as an ordered set."""
         self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
         self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
         """Units replaced where they stand (an empty list: left out)."""
@@ -308,15 +311,13 @@ class _Restoration:
 
     def note(self, turn: int, form: RepairForm, call_id: str, kind: CallKind = "function") -> None:
         """Record that ``form`` was restored for ``call_id``, a call of ``kind``, on the turn at unit index ``turn``."""
-        noted = self.forms.setdefault(turn, {}).setdefault((form, kind), [])
-        if call_id not in noted:
-            noted.append(call_id)
+        self.forms.setdefault(turn, {}).setdefault((form, kind), {})[call_id] = None
 
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
         units, ids, anywhere, unique = self.units, self.ids, self.adapter.results_anywhere, self.adapter.unique_ids
         owner: dict[str, _Slot | Clean] = {}
-        taken: set[str] = set()  # the call ids of the view so far, derived ones included
+        taken = TakenIds()  # the call ids of the view so far, derived ones included
         replied = -1  # the last assistant unit so far
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
         for index, kind in enumerate(self.kinds):
@@ -340,8 +341,7 @@ class _Restoration:
                         adjacent = -1  # delivered where it stands as text: no result any more
                 elif not (chained and call_id is not None):
                     self.at[index] = []
-                    if (call_id or "") not in self.orphans:
-                        self.orphans.append(call_id or "")
+                    self.orphans[call_id or ""] = None
                 continue
             if kind == TURN:
                 turn = units[index]
@@ -365,30 +365,37 @@ class _Restoration:
                 replied = index
             adjacent = -1
 
-    def _derived(self, call_ids: Sequence[str], taken: set[str]) -> list[tuple[RepairForm, str | None]] | None:
+    def _derived(self, call_ids: Sequence[str], taken: TakenIds) -> list[tuple[RepairForm, str | None]] | None:
         """The unique-id rule on one turn's distinct call ids, in call order; ``taken`` gains what the turn uses.
 
         ``None``: every id is kept. Otherwise, per call, the form it is restored under and its derived id,
-        or ``None`` for an id kept as it is; a derived id fits the API and is not taken. Where the API
-        accepts a repeated id (Chat), only an id it refuses is derived.
+        or ``None`` for an id kept as it is; a derived id fits the API and is taken neither by the request so
+        far nor by the turn's own calls. Where the API accepts a repeated id (Chat), only an id it refuses is
+        derived.
         """
         fits, unique = self.adapter.fits_id, self.adapter.unique_ids
         if (not unique or taken.isdisjoint(call_ids)) and all(map(fits, call_ids)):
             taken.update(call_ids)
             return None
-        reserved = taken.union(call_ids)
+        brought = [call_id not in taken for call_id in call_ids]  # ids the request did not use before the turn
+        taken.update(call_ids)  # no derived id takes one of the turn's own
         derived: list[tuple[RepairForm, str | None]] = []
-        for call_id in call_ids:
-            form: RepairForm = "reused_id" if unique and call_id in taken else "invalid_id"
+        for call_id, new in zip(call_ids, brought, strict=True):
+            form: RepairForm = "reused_id" if unique and not new else "invalid_id"
             new_id = None
             if form == "reused_id" or not fits(call_id):
-                new_id = self.adapter.derive_id(call_id, reserved)
-                reserved.add(new_id)
+                new_id = self.adapter.derive_id(call_id, taken)
+                taken.add(new_id)
             derived.append((form, new_id))
-        taken.update(new_id or call_id for call_id, (_, new_id) in zip(call_ids, derived, strict=True))
+        # an id the turn brought in but writes under a derived one is not used by the request
+        taken.difference_update(
+            call_id
+            for call_id, new, (_, new_id) in zip(call_ids, brought, derived, strict=True)
+            if new and new_id is not None
+        )
         return derived
 
-    def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot | Clean], taken: set[str]) -> None:
+    def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot | Clean], taken: TakenIds) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         seen: set[str] = set()
         slots: list[_Slot] = []

@@ -128,6 +128,22 @@ class Call:
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as a dataclass is
 
 
+class TakenIds(set[str]):
+    """The call ids a request uses so far, derived ones included, and where the search for a free id resumes.
+
+    ``resume``: per base id, the ``n`` of ``<id>_<n>`` after the last one derived. The law adds every id it
+    derives, and within one reading a candidate id, once taken, stays taken; so a search that resumes there
+    finds what a search from ``_2`` would, and deriving ``k`` ids for one base costs ``k`` probes in all, not
+    ``k²``.
+    """
+
+    __slots__ = ("resume",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resume: dict[str, int] = {}
+
+
 class Mark(NamedTuple):
     """What a lane's reading restores on a unit, and how it is reported: the form, the id, the kind of call."""
 
@@ -330,7 +346,7 @@ class LaneAdapter(Protocol):
     def fits_id(self, call_id: str) -> bool:
         """Whether the API accepts ``call_id`` as a call id (Anthropic: ``^[a-zA-Z0-9_-]+$``)."""
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """A deterministic id for ``call_id`` (a later reuse, or one the API refuses) that fits and is not taken."""
 
     def call_kind(self, call: object) -> CallKind:

@@ -254,7 +254,7 @@ def test_worked_example(example: Example, lane: Lane) -> None:
 def test_e15_before_run_marks_only_missing_results_of_prior_messages(lane: Lane) -> None:
     """E15: a missing result on an inherited message is marked before_run; the same view otherwise."""
     given = build(lane, [A(c("c1")), U("resume")])
-    prior = [given[0]]
+    prior = [given[-2]]  # the call's message (Bedrock's list opens with the user's text ahead of it)
     marked = ensure_tool_turn_invariants(given, lane=lane, prior_messages=prior)
     unmarked = ensure_tool_turn_invariants(given, lane=lane)
     assert marked.repairs == (ToolTurnRepair(form="missing_result", tool_call_ids=("c1",), before_run=True),)

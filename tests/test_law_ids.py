@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
-from otel_toolturn._view import field
+from otel_toolturn._view import TakenIds, field
 from otel_toolturn.lanes import bedrock_converse
 from otel_toolturn.lanes._common import derive_id
 from tests.test_law_properties import _check, transcripts
@@ -94,10 +94,29 @@ def test_no_id_in_the_view_falls_outside_its_lanes_pattern_or_length(case: tuple
 def test_a_derived_id_is_free_and_within_its_limit(call_id: str, taken: set[str]) -> None:
     """derive_id gives an id not taken, within the limit, and of the pattern when asked."""
     for limit in (40, 64):
-        new = derive_id(call_id, taken, pattern_safe=True, limit=limit)
+        ids = TakenIds()
+        ids.update(taken)
+        new = derive_id(call_id, ids, pattern_safe=True, limit=limit)
         assert new not in taken
         assert len(new) <= limit
         assert _ANTHROPIC_ID.match(new)
+
+
+@given(
+    st.lists(st.sampled_from(["call_0", "call_0_2", "x" * 70, "toolu_ab"]), min_size=1, max_size=12),
+    st.sets(st.sampled_from(["call_0_3", "call_0_5", "x" * 38 + "_3", "toolu_ab_2"]), max_size=4),
+)
+def test_a_resumed_search_finds_what_a_search_from_2_finds(bases: list[str], others: set[str]) -> None:
+    """Deriving id after id with one TakenIds gives each time the id a fresh search over the same ids gives."""
+    resumed = TakenIds()
+    resumed.update(others)
+    for base in bases:
+        fresh = TakenIds()
+        fresh.update(resumed)
+        expected = derive_id(base, fresh, pattern_safe=False, limit=40)
+        assert derive_id(base, resumed, pattern_safe=False, limit=40) == expected
+        resumed.add(expected)
+        resumed.add(base)
 
 
 def test_responses_a_repeated_call_id_of_64_characters_is_renamed_within_64() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn._view import field
+from otel_toolturn.lanes.bedrock_converse import RESULTS_LEFT_OUT_TEXT
 from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT
 from tests.transcripts import CLAUDE_CODE_CLOSE, A, Event, R, S, U, as_api_reads, build, c, t, th
 
@@ -136,6 +137,8 @@ def test_case_8_window_cut_between_a_call_and_its_result(lane: Lane) -> None:
     kept: list[Event] = [A(t("The answer is 7")), U("and 3+3?")]
     if lane == "gemini.generate_content":  # the content keeps its place, so no model content opens the list
         kept = [U(LEADING_RESULTS_TEXT), *kept]
+    if lane == "bedrock.converse":  # the message keeps its place: the conversation must start with the user
+        kept = [U(RESULTS_LEFT_OUT_TEXT), *kept]
     assert view.messages == build(lane, kept)
 
 

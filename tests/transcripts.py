@@ -365,17 +365,24 @@ def responses_output(
     return {"type": output_type, "call_id": call_id, "output": output}
 
 
+OPENING_TEXT: Final = "(the conversation so far)"
+"""The user's text a Bedrock conversation opens with when its events open with the model's."""
+
+
 def bedrock(events: list[Event] | tuple[Event, ...]) -> list[object]:
     """The Bedrock Converse ``messages`` of ``events``: consecutive events of one role share one message.
 
     The service refuses two messages of one role in a row, so a client stores them as one: results and
     the user's text in one user message, in the order recorded; an answer streamed in pieces as one
     assistant message. An answer after an assistant message with calls is the model's next answer, its
-    own message (the calls were sent with closes in between).
+    own message (the calls were sent with closes in between). A conversation starts with a user message,
+    so events that open with the model's get the user's ``OPENING_TEXT`` ahead of them.
     """
     messages: list[dict[str, object]] = []
     for event in events:
         role, blocks = _bedrock(event)
+        if not messages and role == "assistant":
+            messages.append({"role": "user", "content": [{"text": OPENING_TEXT}]})
         last = messages[-1] if messages else None
         calls = last is not None and any("toolUse" in block for block in last["content"])  # type: ignore[attr-defined]
         if last is not None and last["role"] == role and not (role == "assistant" and calls):

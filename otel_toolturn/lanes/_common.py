@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeGuard
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._view import SECOND_RESULT_SEPARATOR, field, is_interrupted_text
+from otel_toolturn._view import SECOND_RESULT_SEPARATOR, TakenIds, field, is_interrupted_text
 
 _ANTHROPIC_ID = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -119,29 +119,32 @@ def delivered_parts(heading: str, content: object, holds: frozenset[str], text_t
     return parts
 
 
-def derive_id(call_id: str, taken: set[str], *, pattern_safe: bool, limit: int | None = None) -> str:
+def derive_id(call_id: str, taken: TakenIds, *, pattern_safe: bool, limit: int | None = None) -> str:
     """A free id for ``call_id``: ``<id>_<n>`` with the smallest ``n >= 2`` not in ``taken``.
 
     ``pattern_safe``: characters outside ``^[a-zA-Z0-9_-]+$`` become ``_``. ``limit``: the longest id the
     API accepts; the id is cut to fit, ahead of its ``_<n>``. An id that changes by either is taken as it
-    is when it is free.
+    is when it is free. The search resumes where the last one for the same id stopped (``TakenIds``).
 
-    >>> derive_id("c" * 70, set(), pattern_safe=False, limit=64) == "c" * 64
+    >>> derive_id("c" * 70, TakenIds(), pattern_safe=False, limit=64) == "c" * 64
     True
-    >>> derive_id("c" * 64, {"c" * 64}, pattern_safe=False, limit=64) == "c" * 62 + "_2"
+    >>> taken = TakenIds()
+    >>> taken.update(["c" * 64, "c" * 62 + "_2"])
+    >>> derive_id("c" * 64, taken, pattern_safe=False, limit=64) == "c" * 62 + "_3"
     True
     """
     base = _ANTHROPIC_ID.sub("_", call_id) if pattern_safe else call_id
     whole = base if limit is None else base[:limit]
     if whole != call_id and whole not in taken:
         return whole
-    number = 2
+    number = taken.resume.get(base, 2)
     while True:
         suffix = f"_{number}"
         candidate = (base if limit is None else base[: limit - len(suffix)]) + suffix
-        if candidate not in taken:
-            return candidate
         number += 1
+        if candidate not in taken:
+            taken.resume[base] = number
+            return candidate
 
 
 def fits_anthropic_id(call_id: str) -> bool:

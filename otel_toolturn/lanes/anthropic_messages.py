@@ -31,6 +31,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -191,7 +192,7 @@ class AnthropicMessages:
         """Whether the id matches ``^[a-zA-Z0-9_-]+$``."""
         return fits_anthropic_id(call_id)
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``, cut to at most 64 characters."""
         return derive_id(call_id, taken, pattern_safe=True, limit=64)
 

@@ -49,6 +49,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -240,7 +241,7 @@ class BedrockConverse:
         """Whether the id matches ``[a-zA-Z0-9_.:-]+`` in 1 to 64 characters."""
         return fits_id(call_id)
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, of ``[a-zA-Z0-9_-]``, cut to at most 64 characters."""
         return derive_id(call_id, taken, pattern_safe=True, limit=_ID_LIMIT)
 

@@ -72,6 +72,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -168,6 +169,7 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
     """
     calls: list[tuple[int, object, object]] = []
+    step_ids: set[str] = set()  # the ids the step's calls carry
     index, stop = first, len(contents)
     while True:  # the content at ``first`` is a model content
         content = contents[index]
@@ -189,9 +191,10 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             if data is not None:
                 found.append((index, part, data))
         if found is not calls:
-            if not found or signed(found[0][1]) or _repeats(calls, found):
+            if not found or signed(found[0][1]) or not step_ids.isdisjoint(_ids(found)):
                 return index, calls
             calls += found
+        step_ids.update(_ids(found))
         index += 1
         if index == stop:
             return index, calls
@@ -200,11 +203,9 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             return index, calls
 
 
-def _repeats(calls: list[tuple[int, object, object]], found: list[tuple[int, object, object]]) -> bool:
-    """Whether a call of ``found`` repeats the id of one of ``calls`` (a call without an id repeats none)."""
-    ids = {id_of(data) for _, _, data in calls}
-    ids.discard(None)
-    return any(id_of(data) in ids for _, _, data in found)
+def _ids(calls: list[tuple[int, object, object]]) -> list[str]:
+    """The ids the calls carry (a call without an id carries none)."""
+    return [call_id for _, _, data in calls if (call_id := id_of(data)) is not None]
 
 
 class GeminiGenerateContent:
@@ -379,7 +380,7 @@ class GeminiGenerateContent:
         del call_id
         return True
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``."""
         return derive_id(call_id, taken, pattern_safe=False)
 

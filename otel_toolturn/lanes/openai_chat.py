@@ -22,6 +22,7 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -166,7 +167,7 @@ class OpenAIChat:
         """Whether the id is at most ``ID_LIMIT`` (40) characters long."""
         return len(call_id) <= ID_LIMIT
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
         return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 

@@ -49,6 +49,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
+    TakenIds,
     Turn,
     View,
     Violation,
@@ -250,11 +251,13 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
     is read without it (``duplicate_item_id``), unless it repeats a call id of its own run.
     """
     call_ids: list[str] = []
+    run_ids: set[str] = set()  # the same ids, to look one up
     refs: list[object] = []
     marks: list[Mark] = []
     read_as: dict[int, object] = {}
     added: list[str] = []
     end = index = first
+    after = first  # where the reasoning stretch around ``index`` ends: read once per stretch
     while index < len(messages):
         inner = messages[index]
         if type(inner) is dict:
@@ -269,20 +272,25 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
             call_id = inner.get("call_id") if type(inner) is dict else None
             if type(call_id) is not str or not call_id:
                 call_id = call_id_of(inner, "call_id", index, f"{kind} item")
-            if call_id in call_ids and _opens_next_run(inner, call_ids, refs):
+            if call_id in run_ids and _opens_next_run(inner, call_ids, refs):
                 break
-            if inner_id in seen and call_id not in call_ids:
+            if inner_id in seen and call_id not in run_ids:
                 marks.append(Mark("duplicate_item_id", call_id, _KIND_OF.get(kind, "function")))
                 inner = read_as[index] = without(inner, "id", index)
             call_ids.append(call_id)
+            run_ids.add(call_id)
             refs.append(inner)
             end = index + 1
-        elif (
-            not _leads_to_call(messages, index)
-            or inner_id in seen
-            or _opens_next_run(messages[_call_after(messages, index)], call_ids, refs)
-        ):
-            break
+        else:
+            if after <= index:
+                after = _call_after(messages, index)
+            if (
+                after == len(messages)
+                or _type(messages[after]) not in CALL_TYPES
+                or inner_id in seen
+                or _opens_next_run(messages[after], call_ids, refs)
+            ):
+                break
         if inner_id and inner_id not in seen:
             seen.add(inner_id)
             added.append(inner_id)
@@ -388,6 +396,7 @@ class OpenAIResponses:
         units, kinds, ids = view.units, view.kinds, view.ids
         seen: set[str] = set()  # the item ids so far
         reasoning = False  # whether a reasoning item is read as a reply
+        no_run_until = 0  # the end of a stretch of reasoning that no call follows
         index, stop = 0, len(messages)
         while index < stop:
             item = messages[index]
@@ -404,7 +413,13 @@ class OpenAIResponses:
                 kinds.append(REPLY if role == "assistant" else OTHER)
                 index += 1
                 continue
-            if kind in CALL_TYPES or (kind == "reasoning" and not (item_id and item_id in seen)):
+            if kind == "reasoning" and index >= no_run_until:
+                after = _call_after(messages, index)
+                if after == stop or _type(messages[after]) not in CALL_TYPES:
+                    no_run_until = after  # reasoning no call follows opens no run: each item is read alone
+            if kind in CALL_TYPES or (
+                kind == "reasoning" and index >= no_run_until and not (item_id and item_id in seen)
+            ):
                 clean = None if index in full else _clean_turn(messages, index, seen)
                 if clean is not None:
                     units.append(clean)
@@ -496,7 +511,7 @@ class OpenAIResponses:
         """Whether the id is at most ``ID_LIMIT`` (64) characters long."""
         return len(call_id) <= ID_LIMIT
 
-    def derive_id(self, call_id: str, taken: set[str]) -> str:
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<call_id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
         return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 
