@@ -38,7 +38,7 @@ def adapter_for(lane: object) -> LaneAdapter:
     return adapter
 
 
-STRING_INPUT_LANES: Final = frozenset({"openai.responses", "gemini.generate_content"})
+STRING_INPUT_LANES: Final = frozenset(lane for lane, adapter in ADAPTERS.items() if adapter.string_input)
 """The lanes whose input may be a string: one user turn, with no tool turn to read."""
 
 

@@ -402,7 +402,7 @@ class BedrockConverse:
     sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_list"),)  # botocore lists nothing
     sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system", "toolConfig")
-    instructions_in_transcript: bool = False
+    instructions_in_transcript: bool = True
     tools_field: str = "tools"
     tool_choice_field: str = "toolConfig"
 
