@@ -253,6 +253,62 @@ class Emitted:
     is written as it was before the unit was there."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemPromptPiece:
+    """One piece of a system prompt: its text (absent or empty ⇒ it contributes nothing) and where it came from."""
+
+    raw_content: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireCall:
+    """One client call of a handoff's carrier: its name, its id, and where it stands.
+
+    ``position`` is the index in the message list of the message (Anthropic, Chat) or item
+    (Responses) holding it; ``slot`` its index in that message's blocks / ``tool_calls``
+    (``None`` for a Responses item, which is the call itself); ``kind`` its wire type (Responses:
+    ``function_call`` or ``custom_tool_call``, which decides the type of the output answering it).
+    """
+
+    name: str
+    call_id: str
+    position: int
+    slot: int | None
+    kind: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Carrier:
+    """The last assistant message (Responses: run of items ``start..end`` inclusive) and its calls."""
+
+    start: int
+    end: int
+    calls: tuple[WireCall, ...]
+
+
+class HandoffWire(Protocol):
+    """A lane's spelling of the few shapes a handoff touches (``otel_toolturn.handoff``)."""
+
+    def carrier(self, messages: Sequence[object]) -> Carrier | None:
+        """The message (Responses: run of model-output items) carrying the round's calls; ``None``: no assistant."""
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message that carries no tool calls."""
+
+    def holds_results(self, message: object) -> bool:
+        """Whether a list entry is a result of a batch (a results message, a ``tool`` message, an output item)."""
+
+    def error_result(self, call: WireCall, text: str) -> object:
+        """The lane's error result answering ``call`` with ``text`` (Anthropic: the block alone)."""
+
+    def join_batch(self, messages: Sequence[object], carrier: Carrier, end: int, result: object) -> list[object]:
+        """A new list with ``result`` (an ``error_result``) joining the batch whose results end at ``end``."""
+
+    def without_call(self, messages: Sequence[object], carrier: Carrier, call: WireCall) -> list[object]:
+        """A new list with ``call`` removed from ``carrier`` (the last call: the carrier's text kept as plain text)."""
+
+
 class LaneAdapter(Protocol):
     """One wire lane's reading and writing of the view: the only place its spelling lives."""
 
@@ -312,6 +368,72 @@ class LaneAdapter(Protocol):
 
     def write(self, out: Emitted) -> list[object]:
         """The wire list for the law's output."""
+
+    transcript_field: str
+    """The request's keyword argument holding the wire list the law reads (``messages``, ``input``, ``contents``)."""
+
+    def setting(self, request: Mapping[str, object], name: str) -> object:
+        """A request setting by its SDK name (google-genai: a field of ``config``); ``None``: absent."""
+
+    def tool_choice(self, request: Mapping[str, object]) -> object:
+        """The caller's tool choice as the request spells it; ``None``: none given."""
+
+    def tool_choice_none(self) -> object | None:
+        """The lane's own "call no tool", a fresh value each time; ``None``: the lane has no such choice."""
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """Whether a caller's tool choice is the lane's "call no tool"."""
+
+    def with_tool_choice(self, request: Mapping[str, object], choice: object) -> dict[str, object]:
+        """A copy of ``request`` whose tool choice is ``choice``, where the lane keeps it; never in place."""
+
+    def system_pieces(
+        self, request: Mapping[str, object], transcript: Sequence[SystemPromptPiece] | None = None
+    ) -> tuple[SystemPromptPiece, ...]:
+        """Every system-prompt piece of a request, in wire order (``transcript``: its messages' pieces, if read)."""
+
+    def continues_server_state(self, request: Mapping[str, object]) -> bool:
+        """Whether the request continues state the server holds (names a previous response or a conversation)."""
+
+    def is_model_output(self, item: object) -> bool:
+        """Whether the model produced this transcript item."""
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The client tool call ids a transcript item emits, in order (none: it emits no client call)."""
+
+    def speaks_as_user(self, message: object) -> bool:
+        """Whether a transcript item is the user speaking (text), not merely carrying tool results."""
+
+    string_input: bool
+    """Whether the transcript may be a string: one user turn, with no tool turn to read."""
+    sdk_normalises_transcript: bool
+    """Whether the lane's SDK reads the transcript into its own types before a request hook sees it."""
+    sdk_listed_parameters: tuple[tuple[str, str], ...]
+    """The parameters a request hook reads that the lane's SDK lists before it sends them, each with how it lists
+    them (``openai_iterable``, ``openai_list``, ``anthropic``: see ``otel_toolturn.instrument``), in its own order."""
+    sdk_listed_item_fields: tuple[str, ...]
+    """The fields of the transcript's dict items the law reads and the lane's SDK lists when one holds an iterator."""
+    head_settings: tuple[str, ...]
+    """The request settings ahead of the transcript (its head), by SDK name (``setting``)."""
+    instructions_in_transcript: bool
+    """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
+    tools_field: str
+    """The request setting holding the tool definitions, by SDK name (``setting``)."""
+    tool_choice_field: str
+    """The request setting holding the caller's tool choice, by SDK name (Converse: the ``toolConfig`` holding it)."""
+
+    cli_alias: str
+    """The lane's short name on the command line (``otel-toolturn check --lane``)."""
+
+    def claims_body(self, body: Mapping[str, object], transcript_field: str | None) -> bool:
+        """Whether a request body read without its lane is this lane's (``transcript_field``: where its list sat)."""
+
+    def claims_item(self, item: Mapping[object, object]) -> bool:
+        """Whether one transcript item read without its lane is this lane's beyond doubt."""
+
+    @property
+    def handoff(self) -> HandoffWire | None:
+        """The lane's handoff spelling; ``None``: no handoff runs on it (its system prompt lives outside the list)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -62,13 +62,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, Literal, NoReturn, TextIO, get_args
 
-from otel_toolturn import __version__
+from otel_toolturn import __version__, lanes
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
-from otel_toolturn._vocab import LANES, DemoTelemetry, Lane
+from otel_toolturn._vocab import DemoTelemetry, Lane
 from otel_toolturn.compose import continues_server_state
-from otel_toolturn.lanes.openai_responses import CALL_TYPES, OUTPUT_TYPES
+from otel_toolturn.lanes import CLI_ALIASES, body_transcript
 
 Outcome = Literal["clean", "repaired", "lossy"]
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
@@ -81,30 +81,8 @@ VERDICTS: Final[Mapping[Outcome, str]] = {
     "repaired": "repaired without loss",
     "lossy": "a lossy repair was needed",
 }
-LANE_ALIASES: Final[Mapping[str, Lane]] = {
-    "anthropic": "anthropic.messages",
-    "chat": "openai.chat_completions",
-    "responses": "openai.responses",
-    "gemini": "gemini.generate_content",
-    "bedrock": "bedrock.converse",
-    **{lane: lane for lane in LANES},
-}
-_RESPONSES_ITEMS: Final = frozenset(
-    {
-        *CALL_TYPES,
-        *OUTPUT_TYPES,
-        "reasoning",
-        "web_search_call",
-        "file_search_call",
-        "mcp_call",
-        "item_reference",
-    }
-)
-_ANTHROPIC_BLOCKS: Final = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"})
-_CONVERSE_FIELDS: Final = frozenset({"modelId", "toolConfig", "inferenceConfig", "additionalModelRequestFields"})
-"""Top-level fields only a Bedrock Converse request body carries."""
-_CONVERSE_BLOCKS: Final = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
-"""Keys only a Converse content block carries (its one key is its kind; it has no ``type``)."""
+LANE_ALIASES: Final[Mapping[str, Lane]] = CLI_ALIASES
+"""Every name ``--lane`` takes: a lane's short alias, or the lane itself."""
 
 Container = Literal["list", "body"]
 Format = Literal["json", "jsonl"]
@@ -358,13 +336,11 @@ def _entry(source: str, value: object) -> Entry:
     if isinstance(value, list):
         return Entry(source=source, container="list", body=None, field=None, messages=_messages(source, value))
     if isinstance(value, dict):
-        for field in ("input", "messages", "contents"):
-            inner = value.get(field)
-            if isinstance(inner, str) and field == "input":
-                return Entry(source=source, container="body", body=value, field=field, messages=inner)
-            if isinstance(inner, list):
-                messages = _messages(f"{source}: '{field}'", inner)
-                return Entry(source=source, container="body", body=value, field=field, messages=messages)
+        found = body_transcript(value)
+        if found is not None:
+            field, inner = found
+            messages = inner if isinstance(inner, str) else _messages(f"{source}: '{field}'", inner)
+            return Entry(source=source, container="body", body=value, field=field, messages=messages)
         keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
         raise ToolTurnInputError(
             f"{source}: a JSON object without a 'messages' or 'contents' list or an 'input'; keys: {keys}; "
@@ -383,55 +359,8 @@ def _messages(where: str, items: list[object]) -> list[object]:
 
 def detect_lane(entry: Entry) -> tuple[Lane, bool]:
     """The lane ``entry`` is written for, and whether that was a guess (see the module docstring)."""
-    body = entry.body or {}
-    if entry.field == "input":
-        return "openai.responses", False
-    if entry.field == "contents":
-        return "gemini.generate_content", False
-    if _CONVERSE_FIELDS.intersection(body) or _converse_system(body.get("system")):
-        return "bedrock.converse", False
-    if "system" in body:
-        return "anthropic.messages", False
     items = entry.messages if isinstance(entry.messages, list) else []
-    for item in items:
-        lane = _strong_hint(item)
-        if lane is not None:
-            return lane, False
-    if any(isinstance(i, Mapping) and i.get("role") in ("system", "developer") for i in items):
-        return "openai.chat_completions", False
-    return "openai.chat_completions", True
-
-
-def _kind(item: Mapping[object, object]) -> str | None:
-    """The item's ``type`` when it is a string (any other value names no kind)."""
-    kind = item.get("type")
-    return kind if isinstance(kind, str) else None
-
-
-def _converse_system(system: object) -> bool:
-    """Whether a body's ``system`` is Converse's: a list of blocks, each a dict without a ``type``."""
-    return isinstance(system, list) and bool(system) and all(isinstance(b, Mapping) and "type" not in b for b in system)
-
-
-def _converse_block(block: object) -> bool:
-    return isinstance(block, Mapping) and "type" not in block and not _CONVERSE_BLOCKS.isdisjoint(block)
-
-
-def _strong_hint(item: object) -> Lane | None:
-    if not isinstance(item, Mapping):
-        return None
-    if _kind(item) in _RESPONSES_ITEMS:
-        return "openai.responses"
-    if isinstance(item.get("parts"), list) or item.get("role") == "model":
-        return "gemini.generate_content"
-    content = item.get("content")
-    if isinstance(content, list) and any(_converse_block(b) for b in content):
-        return "bedrock.converse"
-    if isinstance(content, list) and any(isinstance(b, Mapping) and _kind(b) in _ANTHROPIC_BLOCKS for b in content):
-        return "anthropic.messages"
-    if "tool_calls" in item or item.get("role") == "tool":
-        return "openai.chat_completions"
-    return None
+    return lanes.detect_lane(entry.body or {}, entry.field, items)
 
 
 # --- judging --------------------------------------------------------------------------------------

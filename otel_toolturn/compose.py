@@ -41,7 +41,8 @@ The rules, each in one function:
   ``*_call`` item), and which client tool call ids it emits, for readers that follow a
   conversation from request to request.
 
-Every function that reads a lane takes one of ``LANES``; any other value is an
+Every function that reads a lane takes one of ``LANES`` and asks that lane's adapter
+(``otel_toolturn.lanes.adapter_for``), which holds the spelling; any other value is an
 ``UnknownLaneError``, never read as the nearest lane.
 """
 
@@ -50,10 +51,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from itertools import repeat
-from types import MappingProxyType
 from typing import Final, Literal, cast, get_args
 
 try:
@@ -61,10 +60,10 @@ try:
 except ImportError:  # pragma: no cover - the standard encoder writes the canonical form instead
     orjson = None  # type: ignore[assignment]
 
-from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError, UnsupportedLaneError
-from otel_toolturn._view import CLEAN, TURN, Turn, field
+from otel_toolturn._errors import ToolTurnInputError, UnsupportedLaneError
+from otel_toolturn._view import CLEAN, TURN, SystemPromptPiece
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import adapter_for, bedrock_converse, gemini, listed, openai_responses
+from otel_toolturn.lanes import adapter_for, gemini, listed, openai_responses, request_parts
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -101,13 +100,6 @@ FINGERPRINT_LENGTH: Final = 12
 """Hex characters kept of a SHA-256 digest: short enough for a span, long enough to tell pieces apart."""
 
 
-def _known(lane: Lane) -> Lane:
-    """``lane`` when it is one of ``LANES``; any other value is an ``UnknownLaneError`` (never read as a guess)."""
-    if lane not in LANES:
-        raise UnknownLaneError(f"unknown lane {lane!r}; expected one of {', '.join(LANES)}")
-    return lane
-
-
 def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> ToolsWithheld | None:
     """The tools rule: why this call is served no tools, or ``None`` when it is served its tools.
 
@@ -123,11 +115,13 @@ def tools_withheld(wrap_up_asked: object, tools_off_after_revision: object) -> T
     return None
 
 
-GEMINI_TOOLS_OFF: Final[Mapping[str, object]] = MappingProxyType({"function_calling_config": {"mode": "NONE"}})
+GEMINI_TOOLS_OFF: Final[Mapping[str, object]] = gemini.TOOLS_OFF
 """google-genai's "call no tool": the ``tool_config`` of the request's ``config``."""
 
 
-TOOL_CHOICE_LANES: Final[tuple[Lane, ...]] = tuple(lane for lane in LANES if lane != "bedrock.converse")
+TOOL_CHOICE_LANES: Final[tuple[Lane, ...]] = tuple(
+    lane for lane in LANES if adapter_for(lane).tool_choice_none() is not None
+)
 """The lanes with a spelling of "call no tool": every lane but Bedrock Converse, whose ``toolChoice`` is
 ``auto``, ``any`` or one ``tool``, and whose ``toolConfig`` must stay while the messages hold tool blocks."""
 
@@ -137,16 +131,12 @@ def tool_choice_none(lane: Lane) -> object:
 
     A lane outside ``TOOL_CHOICE_LANES`` has none: ``UnsupportedLaneError``.
     """
-    known = _known(lane)
-    if known not in TOOL_CHOICE_LANES:
+    none = adapter_for(lane).tool_choice_none()
+    if none is None:
         raise UnsupportedLaneError(
-            f"{known} has no tool choice that calls no tool; lanes that have one: {', '.join(TOOL_CHOICE_LANES)}"
+            f"{lane} has no tool choice that calls no tool; lanes that have one: {', '.join(TOOL_CHOICE_LANES)}"
         )
-    if known == "anthropic.messages":
-        return {"type": "none"}
-    if known == "gemini.generate_content":
-        return GEMINI_TOOLS_OFF
-    return "none"
+    return none
 
 
 def request_field(request: Mapping[str, object], name: str, *, lane: Lane) -> object:
@@ -155,23 +145,17 @@ def request_field(request: Mapping[str, object], name: str, *, lane: Lane) -> ob
     google-genai carries the system instruction, the tools and the tool choice in ``config`` (a
     dict or the SDK's typed config); the other SDKs take them as keyword arguments.
     """
-    if _known(lane) != "gemini.generate_content":
-        return request.get(name)
-    config = request.get("config")
-    return None if config is None else field(config, name)
+    return adapter_for(lane).setting(request, name)
 
 
 def request_tools(request: Mapping[str, object], *, lane: Lane) -> object:
     """The tool definitions a request carries: ``tools`` (google-genai: ``config.tools``)."""
-    return request_field(request, "tools", lane=lane)
+    return request_field(request, adapter_for(lane).tools_field, lane=lane)
 
 
 def request_tool_choice(request: Mapping[str, object], *, lane: Lane) -> object:
     """The caller's tool choice: ``tool_choice`` (google-genai: ``config.tool_config``; Bedrock: ``toolConfig``)."""
-    if _known(lane) == "bedrock.converse":
-        tool_config = request.get("toolConfig")
-        return None if tool_config is None else field(tool_config, "toolChoice")
-    return request_field(request, "tool_choice" if lane != "gemini.generate_content" else "tool_config", lane=lane)
+    return adapter_for(lane).tool_choice(request)
 
 
 def with_tools_withheld(request: Mapping[str, object], *, lane: Lane) -> dict[str, object]:
@@ -180,26 +164,7 @@ def with_tools_withheld(request: Mapping[str, object], *, lane: Lane) -> dict[st
     The tool definitions stay, so a prompt cache keyed on them still holds. google-genai: the
     ``config`` (a dict or the SDK's typed config, copied) gets ``tool_config`` set.
     """
-    none = tool_choice_none(lane)
-    if lane != "gemini.generate_content":
-        return {**request, "tool_choice": none}
-    config = request.get("config")
-    tool_config = dict(cast("Mapping[str, object]", none))
-    if config is None:
-        return {**request, "config": {"tool_config": tool_config}}
-    if isinstance(config, Mapping):
-        return {**request, "config": {**config, "tool_config": tool_config}}
-    return {**request, "config": _typed_copy(config, tool_config=tool_config)}
-
-
-def _typed_copy(model: object, **updates: object) -> object:
-    """A pydantic model's copy with ``updates`` validated into its own field types (the fields it had set kept)."""
-    fields_set = cast("set[str]", getattr(model, "model_fields_set", set()))
-    values = {name: getattr(model, name) for name in fields_set}
-    validate = getattr(type(model), "model_validate", None)
-    if not callable(validate):
-        raise TypeError(f"cannot copy a request config of type {type(model).__name__!r}")
-    return validate({**values, **updates})
+    return adapter_for(lane).with_tool_choice(request, tool_choice_none(lane))
 
 
 def caller_withheld_tools(tool_choice: object) -> bool:
@@ -208,20 +173,7 @@ def caller_withheld_tools(tool_choice: object) -> bool:
     ``"none"``, ``{"type": "none"}``, or google-genai's ``tool_config`` whose
     ``function_calling_config.mode`` is ``NONE``.
     """
-    if tool_choice == "none":
-        return True
-    if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none":
-        return True
-    calling = field(tool_choice, "function_calling_config") if tool_choice is not None else None
-    return calling is not None and field(calling, "mode") == "NONE"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SystemPromptPiece:
-    """One piece of a system prompt: its text (absent or empty ⇒ it contributes nothing) and where it came from."""
-
-    raw_content: str | None = None
-    source: str = ""
+    return any(adapter_for(lane).says_no_tool(tool_choice) for lane in LANES)
 
 
 def contributing_pieces(pieces: Sequence[SystemPromptPiece]) -> tuple[SystemPromptPiece, ...]:
@@ -243,20 +195,6 @@ def join_system_prompt(pieces: Sequence[SystemPromptPiece]) -> str:
     return SYSTEM_PROMPT_SEPARATOR.join(p.raw_content or "" for p in contributing_pieces(pieces))
 
 
-def _text_parts(content: object, source: str) -> list[SystemPromptPiece]:
-    """Pieces of a message content: a string is one piece; each text part of a list is one piece."""
-    if isinstance(content, str):
-        return [SystemPromptPiece(raw_content=content, source=source)]
-    if isinstance(content, Sequence):
-        out: list[SystemPromptPiece] = []
-        for index, part in enumerate(content):
-            text = field(part, "text")
-            if isinstance(text, str):
-                out.append(SystemPromptPiece(raw_content=text, source=f"{source}.{index}"))
-        return out
-    return []
-
-
 def system_prompt_pieces(
     request: Mapping[str, object],
     *,
@@ -272,44 +210,7 @@ def system_prompt_pieces(
     ``transcript``: the pieces of the request's messages (``input``) when already read with
     ``transcript_system_pieces``; otherwise they are read from the request.
     """
-    pieces: list[SystemPromptPiece] = []
-    known = _known(lane)
-    if known in ("anthropic.messages", "bedrock.converse"):
-        pieces.extend(_text_parts(request.get("system"), "system"))
-        return tuple(pieces)
-    if known == "gemini.generate_content":
-        return tuple(
-            _instruction_parts(request_field(request, "system_instruction", lane=lane), "config.system_instruction")
-        )
-    if lane == "openai.responses":
-        pieces.extend(_text_parts(request.get("instructions"), "instructions"))
-        key = "input"
-    else:
-        key = "messages"
-    if transcript is None:
-        items = request.get(key)
-        if isinstance(items, Sequence) and not isinstance(items, str):
-            transcript = transcript_system_pieces(items, key=key)
-    pieces.extend(transcript or ())
-    return tuple(pieces)
-
-
-def _instruction_parts(instruction: object, source: str) -> list[SystemPromptPiece]:
-    """google-genai's ``system_instruction``: a string, a part, a content (its parts) or a list of strings and parts."""
-    if instruction is None:
-        return []
-    if isinstance(instruction, str):
-        return [SystemPromptPiece(raw_content=instruction, source=source)]
-    parts = field(instruction, "parts")
-    if parts is not None:
-        return _instruction_parts(parts, f"{source}.parts")
-    if isinstance(instruction, Sequence):
-        out: list[SystemPromptPiece] = []
-        for index, part in enumerate(instruction):
-            out.extend(_instruction_parts(part, f"{source}.{index}"))
-        return out
-    text = field(instruction, "text")
-    return [SystemPromptPiece(raw_content=text, source=source)] if isinstance(text, str) else []
+    return adapter_for(lane).system_pieces(request, transcript)
 
 
 def transcript_system_pieces(items: Sequence[object], *, key: str, start: int = 0) -> list[SystemPromptPiece]:
@@ -318,11 +219,7 @@ def transcript_system_pieces(items: Sequence[object], *, key: str, start: int = 
     ``items`` stand at positions ``start``, ``start + 1``, ... of the request's ``key`` list, so
     the pieces of a list read in two parts, concatenated, are the pieces of the whole list.
     """
-    pieces: list[SystemPromptPiece] = []
-    for index, item in enumerate(items, start):
-        if is_instruction(item):
-            pieces.extend(_text_parts(field(item, "content"), f"{key}.{index}"))
-    return pieces
+    return request_parts.transcript_pieces(items, key=key, start=start)
 
 
 def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
@@ -406,7 +303,7 @@ def prefix_fingerprint(digests: Sequence[bytes]) -> str:
     return hashlib.sha256(b"".join(digests)).hexdigest()[:FINGERPRINT_LENGTH]
 
 
-SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
+SERVER_STATE_FIELDS: Final = openai_responses.SERVER_STATE_FIELDS
 """The Responses request fields that name state the server holds."""
 
 
@@ -418,37 +315,7 @@ def continues_server_state(request: Mapping[str, object], *, lane: Lane) -> bool
     >>> continues_server_state({"previous_response_id": ""}, lane="openai.responses")
     False
     """
-    return _known(lane) == "openai.responses" and any(bool(request.get(key)) for key in SERVER_STATE_FIELDS)
-
-
-def _is_call_item(item: object) -> bool:
-    """A Responses item that is a client tool call (of any kind the lane reads: function, custom, shell, ...)."""
-    return field(item, "type") in openai_responses.CALL_TYPES
-
-
-def _has_user_text(message: object, lane: Lane) -> bool:
-    """Whether a message is the user speaking (not merely carrying tool results)."""
-    if lane == "gemini.generate_content":
-        parts = field(message, "parts")
-        return (
-            field(message, "role") in (None, "user")
-            and isinstance(parts, Sequence)
-            and any(isinstance(field(part, "text"), str) and bool(field(part, "text")) for part in parts)
-        )
-    if field(message, "role") != "user":
-        return False
-    if lane == "bedrock.converse":
-        content = field(message, "content")
-        blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else ()
-        return any(isinstance(field(block, "text"), str) and bool(field(block, "text")) for block in blocks)
-    if lane == "openai.responses" and field(message, "type") not in (None, "message"):
-        return False
-    content = field(message, "content")
-    if isinstance(content, str):
-        return bool(content)
-    if isinstance(content, Sequence):
-        return any(field(part, "type") in ("text", "input_text") and bool(field(part, "text")) for part in content)
-    return False
+    return adapter_for(lane).continues_server_state(request)
 
 
 def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane) -> int:
@@ -459,41 +326,26 @@ def tool_rounds_since_user_text(messages: Sequence[object] | str, *, lane: Lane)
     round; Gemini: one call step). User messages that only carry tool results do not reset the
     count; a user message with text does. Only the stretch after the last user text is read.
     """
+    adapter = adapter_for(lane)
     items = listed(messages, lane=lane)
     if items is None:
         return 0
-    start = next((index + 1 for index in range(len(items) - 1, -1, -1) if _has_user_text(items[index], lane)), 0)
+    start = next((index + 1 for index in range(len(items) - 1, -1, -1) if adapter.speaks_as_user(items[index])), 0)
     try:
-        view = adapter_for(lane).read(items[start:])
+        view = adapter.read(items[start:])
     except ToolTurnInputError:
         return 0  # the law refuses such a list before the tools rule reads it
     return sum(kind in (TURN, CLEAN) for kind in view.kinds)
 
 
-def _gemini_call_ids(content: object) -> tuple[str, ...]:
-    """The calls of one ``model`` content as the Gemini lane reads them (none for any other content)."""
-    if field(content, "role") != "model":
-        return ()
-    try:
-        view = gemini.ADAPTER.read([content])
-    except ToolTurnInputError:
-        return ()
-    return tuple(call.call_id for unit in view.units if isinstance(unit, Turn) for call in unit.calls)
-
-
 def is_instruction(item: object) -> bool:
     """Whether a transcript item (Chat, Responses) is a ``system`` or ``developer`` message."""
-    return field(item, "role") in ("system", "developer") and field(item, "type") in (None, "message")
+    return request_parts.is_instruction(item)
 
 
 def is_model_output(item: object, *, lane: Lane) -> bool:
     """Whether the model produced this transcript item (see the module docstring's "who said it")."""
-    known = _known(lane)
-    if known == "gemini.generate_content":
-        return field(item, "role") == "model"
-    if known != "openai.responses":
-        return field(item, "role") == "assistant"
-    return openai_responses.model_made(item)
+    return adapter_for(lane).is_model_output(item)
 
 
 def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
@@ -504,25 +356,4 @@ def emitted_call_ids(item: object, *, lane: Lane) -> tuple[str, ...]:
     Bedrock: the client ``toolUse`` blocks of an assistant message; Gemini: the calls of a ``model`` content
     as the lane knows them (its id, or ``<name>#<k>`` without one).
     """
-    known = _known(lane)
-    if known == "gemini.generate_content":
-        return _gemini_call_ids(item)
-    if known == "openai.responses":
-        call_id = field(item, "call_id") if _is_call_item(item) else None
-        return (call_id,) if isinstance(call_id, str) else ()
-    if field(item, "role") != "assistant":
-        return ()
-    if known == "bedrock.converse":
-        return bedrock_converse.emitted_call_ids(item)
-    chat = lane == "openai.chat_completions"
-    blocks = field(item, "tool_calls" if chat else "content")
-    if not isinstance(blocks, Sequence) or isinstance(blocks, str):
-        return ()
-    ids: list[str] = []
-    for block in blocks:
-        if not chat and field(block, "type") != "tool_use":
-            continue
-        call_id = field(block, "id")
-        if isinstance(call_id, str):
-            ids.append(call_id)
-    return tuple(ids)
+    return adapter_for(lane).emitted_call_ids(item)

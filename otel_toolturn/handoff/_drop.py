@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from otel_toolturn._errors import HandoffError
-from otel_toolturn._view import field, replace
 from otel_toolturn._vocab import Lane
 from otel_toolturn.handoff._texts import handoff_not_started_text
 from otel_toolturn.handoff._wire import (
@@ -43,6 +42,7 @@ from otel_toolturn.handoff._wire import (
     last_carrier,
     place_result,
     result_for,
+    spelling_of,
 )
 
 
@@ -71,54 +71,11 @@ def _locate(messages: Sequence[object], call: HandoffCall, lane: Lane) -> tuple[
     return carrier, found
 
 
-def _listed(message: object, key: str) -> list[object]:
-    value = field(message, key)
-    return list(value) if isinstance(value, (list, tuple)) else []
-
-
-def _plain_text_content(message: object, lane: Lane) -> object | None:
-    """What a message's text becomes once its only call is gone; ``None`` when it has no text."""
-    content = field(message, "content")
-    if lane == "anthropic.messages":
-        if isinstance(content, str):
-            return content if content.strip() else None
-        texts = [
-            block
-            for block in (content if isinstance(content, (list, tuple)) else ())
-            if field(block, "type") == "text" and str(field(block, "text") or "").strip()
-        ]
-        return texts or None
-    if isinstance(content, str):
-        return content if content.strip() else None
-    parts = content if isinstance(content, (list, tuple)) else ()
-    text = "".join(str(field(part, "text") or "") for part in parts if field(part, "type") == "text")
-    return content if text.strip() else None
-
-
 def drop_handoff_call(messages: Sequence[object] | str, call: HandoffCall, *, lane: Lane) -> list[object]:
     """A new list with the handoff's call removed from the last assistant message (see the module rule)."""
     messages = as_messages(messages, lane=lane)
     carrier, found = _locate(messages, call, lane)
-    if lane == "openai.responses":
-        start = found.position
-        while start > carrier.start and field(messages[start - 1], "type") == "reasoning":
-            start -= 1
-        return [*messages[:start], *messages[found.position + 1 :]]
-    at = found.position
-    message = messages[at]
-    if len(carrier.calls) > 1:
-        if lane == "anthropic.messages":
-            blocks = [b for i, b in enumerate(_listed(message, "content")) if i != found.slot]
-            updated = replace(message, at, content=blocks)
-        else:
-            calls = [c for i, c in enumerate(_listed(message, "tool_calls")) if i != found.slot]
-            updated = replace(message, at, tool_calls=calls)
-        return [*messages[:at], updated, *messages[at + 1 :]]
-    content = _plain_text_content(message, lane)
-    if content is None:
-        return [*messages[:at], *messages[at + 1 :]]
-    plain = {"role": "assistant", "content": content}
-    return [*messages[:at], plain, *messages[at + 1 :]]
+    return spelling_of(lane).without_call(messages, carrier, found)
 
 
 def answer_handoff_not_started(

@@ -60,6 +60,7 @@ from otel_toolturn import compose
 from otel_toolturn._law import ToolTurnRepair
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument.names import PrefixChangeCause
+from otel_toolturn.lanes import adapter_for
 
 SLOTS: Final = 256
 """How many conversation branches are remembered in all."""
@@ -72,16 +73,6 @@ MAX_REPORTED: Final = 1024
 
 WIDTH: Final = 16
 """Bytes of one message digest (``compose.message_digest``)."""
-
-HEAD: Final[Mapping[Lane, tuple[str, ...]]] = {
-    "anthropic.messages": ("system", "tools"),
-    "openai.chat_completions": ("tools",),
-    "openai.responses": ("instructions", "tools"),
-    "gemini.generate_content": ("system_instruction", "tools"),
-    "bedrock.converse": ("system", "toolConfig"),
-}
-"""The request's pieces ahead of its messages, per lane (the head), by SDK name (``compose.request_field``:
-google-genai carries them in ``config``)."""
 
 RepairKey = tuple[str, tuple[str, ...], bytes, int]
 """A repair's identity in its conversation: form, tool call ids, its turn's digest, its rank."""
@@ -124,8 +115,12 @@ class Findings:
 
 
 def head_digest(request: Mapping[str, object], lane: Lane) -> bytes:
-    """The digest of the request's head (``HEAD``): its top-level pieces ahead of the messages."""
-    return compose.message_digest({key: compose.request_field(request, key, lane=lane) for key in HEAD[lane]})
+    """The digest of the request's head: its settings ahead of the messages (``LaneAdapter.head_settings``).
+
+    Read by SDK name (``compose.request_field``: google-genai carries them in ``config``).
+    """
+    settings = adapter_for(lane).head_settings
+    return compose.message_digest({key: compose.request_field(request, key, lane=lane) for key in settings})
 
 
 def last_output(items: Sequence[object], lane: Lane) -> int:
@@ -138,7 +133,7 @@ def last_output(items: Sequence[object], lane: Lane) -> int:
 
 def opening(items: Sequence[object], lane: Lane) -> int:
     """The position of the first item that is not a system / developer message (0 when there is none)."""
-    if lane != "anthropic.messages":
+    if adapter_for(lane).instructions_in_transcript:
         for index, item in enumerate(items):
             if not compose.is_instruction(item):
                 return index

@@ -482,10 +482,10 @@ class CallRecord:
             self._tokens = []
             if usage.input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
-                self._tokens.append(("input", usage.input_tokens))
+                self._tokens.append((names.TOKEN_TYPE_INPUT, usage.input_tokens))
             if usage.output_tokens is not None:
                 attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
-                self._tokens.append(("output", usage.output_tokens))
+                self._tokens.append((names.TOKEN_TYPE_OUTPUT, usage.output_tokens))
             if usage.cache_read_input_tokens is not None:
                 attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
             if usage.cache_creation_input_tokens is not None:

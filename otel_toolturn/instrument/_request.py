@@ -7,8 +7,8 @@ into telemetry. The stages,
 in order, each on the call's input as it stands at this call (nothing remembered decides the wire):
 
 1. **materialise** (``materialise``, called by the patch first, when the call runs): a value the
-   SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``LISTINGS``;
-   a one-shot field of a transcript's item the law reads, ``ITEM_LISTINGS``; google-genai
+   SDK itself would read into a list (a one-shot transcript, tools, system blocks; ``listings``;
+   a one-shot field of a transcript's item the law reads, ``LaneAdapter.sdk_listed_item_fields``; google-genai
    ``contents``: a string, a part, a content or a list of parts, through the SDK's own
    normaliser, ``_genai_contents.gemini_contents``) is read once, the same way, and the list sent on; any other
    value is passed on unread (an item that is a generator reaches the SDK as it was); a transcript
@@ -52,21 +52,14 @@ from typing import Final, Literal, cast
 
 from otel_toolturn import _law, compose
 from otel_toolturn._law import ToolTurnView
+from otel_toolturn._view import LaneAdapter
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument import _conversation
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._conversation import Conversations, Findings, PrefixChange
 from otel_toolturn.instrument._digests import DigestCache
 from otel_toolturn.instrument._genai_contents import gemini_contents, gemini_normalisable
-
-MESSAGES_KEY: Final[Mapping[Lane, str]] = {
-    "anthropic.messages": "messages",
-    "openai.chat_completions": "messages",
-    "openai.responses": "input",
-    "gemini.generate_content": "contents",
-    "bedrock.converse": "messages",
-}
-"""The keyword argument that carries the transcript, per lane."""
+from otel_toolturn.lanes import adapter_for
 
 DIGESTS: Final = DigestCache()
 """Message digests of recent caller transcripts, for the receipt and the conversation state (telemetry only)."""
@@ -119,16 +112,14 @@ anything else is left to the JSON encoder (which refuses a generator or a set). 
 bytes or a file.
 """
 
-LISTINGS: Final[Mapping[Lane, Mapping[str, Listing]]] = {
-    "anthropic.messages": {"messages": "anthropic", "system": "anthropic", "tools": "anthropic"},
-    "openai.chat_completions": {"messages": "openai_iterable", "tools": "openai_iterable"},
-    "openai.responses": {"input": "openai_list", "tools": "openai_iterable"},
-    "gemini.generate_content": {},
-    "bedrock.converse": {"messages": "openai_list"},  # botocore, like an openai List parameter, lists nothing
-}
-"""Per lane, the parameters the request hook reads and how the lane's SDK lists each (its own order).
 
-google-genai's ``contents`` is not listed but normalised (``gemini_contents``); its tools ride in ``config``."""
+def listings(lane: Lane) -> tuple[tuple[str, Listing], ...]:
+    """The parameters the request hook reads that the lane's SDK lists, and how it lists each (its own order).
+
+    google-genai's ``contents`` is not listed but normalised (``gemini_contents``); its tools ride in ``config``.
+    """
+    return cast("tuple[tuple[str, Listing], ...]", adapter_for(lane).sdk_listed_parameters)
+
 
 _NOT_LISTED_BY_ANTHROPIC: Final = (str, bytes, bytearray, memoryview, UserString, Mapping, io.IOBase, os.PathLike)
 
@@ -152,15 +143,16 @@ def law_reads(kwargs: Mapping[str, object], lane: Lane) -> bool:
     Readable: a list or tuple (or a string in Responses) as it is, or once the SDK would have
     listed it (see ``materialise``).
     """
-    key = MESSAGES_KEY[lane]
+    adapter = adapter_for(lane)
+    key = adapter.transcript_field
     value = kwargs.get(key)
-    if lane == "gemini.generate_content":
+    if adapter.sdk_normalises_transcript:
         return gemini_normalisable(value)
-    return _readable(value, lane) or sdk_lists(value, LISTINGS[lane][key])
+    return _readable(value, adapter) or sdk_lists(value, dict(listings(lane))[key])
 
 
-def _readable(value: object, lane: Lane) -> bool:
-    return isinstance(value, (list, tuple)) or (lane == "openai.responses" and isinstance(value, str))
+def _readable(value: object, adapter: LaneAdapter) -> bool:
+    return isinstance(value, (list, tuple)) or (adapter.string_input and isinstance(value, str))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -188,18 +180,6 @@ def _read_once(value: Iterable[object]) -> tuple[list[object] | Iterator[object]
         return _replay(items, error), False
     return items, True
 
-
-ITEM_LISTINGS: Final[Mapping[Lane, tuple[str, ...]]] = {
-    "anthropic.messages": ("content",),
-    "openai.chat_completions": ("content", "tool_calls"),
-    "openai.responses": ("output",),
-    "gemini.generate_content": (),
-    "bedrock.converse": (),
-}
-"""Per lane, the fields of the transcript's dict items that the law reads and the SDK lists when one holds a
-one-shot iterable: the anthropic SDK lists every iterator it serialises, the openai SDK every field its types
-declare ``Iterable`` (these among them). google-genai has read ``contents`` into its own types before the
-request hook runs."""
 
 _NEVER_ONE_SHOT: Final = frozenset({str, list, tuple, dict, type(None), bool, int, float})
 
@@ -247,18 +227,21 @@ def _items_listed(items: Sequence[object], fields: tuple[str, ...]) -> tuple[Seq
 def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
     """``kwargs`` with every one-shot value the SDK would list read once into a list, as the SDK would.
 
-    Read: the parameters of ``LISTINGS``, then the fields of the transcript's items named in
-    ``ITEM_LISTINGS``; the law reads those lists and the SDK sends them. Any other item or value
-    is passed on unread. The caller's dict and objects are never mutated; nothing to list gives
-    back ``kwargs`` itself. An iteration that raises leaves a replay of it in place (what was
-    read, then the same error) and ``readable=False``, so the SDK meets the caller's error as it
-    would without instrumentation. A transcript the law cannot read (``law_reads``) is
+    Read: the parameters of ``listings``, then the fields of the transcript's items the lane's SDK
+    lists (``LaneAdapter.sdk_listed_item_fields``: the anthropic SDK lists every iterator it
+    serialises, the openai SDK every field its types declare ``Iterable``); the law reads those
+    lists and the SDK sends them. Any other item or value is passed on unread. The caller's dict
+    and objects are never mutated; nothing to list gives back ``kwargs`` itself. An iteration that
+    raises leaves a replay of it in place (what was read, then the same error) and
+    ``readable=False``, so the SDK meets the caller's error as it would without instrumentation.
+    A transcript the law cannot read (``law_reads``) is
     ``readable=False`` too.
     """
-    if lane == "gemini.generate_content":
-        return _materialise_gemini(kwargs)
+    adapter = adapter_for(lane)
+    if adapter.sdk_normalises_transcript:
+        return _materialise_normalised(kwargs, adapter.transcript_field)
     out = kwargs
-    for key, listing in LISTINGS[lane].items():
+    for key, listing in listings(lane):
         value = kwargs.get(key)
         if not sdk_lists(value, listing):
             continue
@@ -266,26 +249,26 @@ def materialise(kwargs: dict[str, object], lane: Lane) -> Materialised:
         out = {**out, key: sent}
         if not complete:
             return Materialised(kwargs=out, readable=False)
-    key = MESSAGES_KEY[lane]
+    key = adapter.transcript_field
     transcript = out.get(key)
     if isinstance(transcript, (list, tuple)):
-        listed, complete = _items_listed(transcript, ITEM_LISTINGS[lane])
+        listed, complete = _items_listed(transcript, adapter.sdk_listed_item_fields)
         if listed is not transcript:
             out = {**out, key: listed}
         if not complete:
             return Materialised(kwargs=out, readable=False)
-    return Materialised(kwargs=out, readable=_readable(out.get(key), lane))
+    return Materialised(kwargs=out, readable=_readable(out.get(key), adapter))
 
 
-def _materialise_gemini(kwargs: dict[str, object]) -> Materialised:
-    """``materialise`` for google-genai: ``contents`` as the SDK normalises it (``gemini_contents``)."""
-    value = kwargs.get("contents")
+def _materialise_normalised(kwargs: dict[str, object], key: str) -> Materialised:
+    """``materialise`` for google-genai: the transcript at ``key`` as the SDK normalises it (``gemini_contents``)."""
+    value = kwargs.get(key)
     contents = gemini_contents(value)
     if contents is None:
         return Materialised(kwargs=kwargs, readable=False)
     if contents is value:
         return Materialised(kwargs=kwargs, readable=True)
-    return Materialised(kwargs={**kwargs, "contents": contents}, readable=True)
+    return Materialised(kwargs={**kwargs, key: contents}, readable=True)
 
 
 def _withheld(
@@ -331,7 +314,7 @@ def decide_request(
     scope: compose.ToolsWithheld | None,
 ) -> Decision:
     """What this call sends (stages 2 to 4)."""
-    key = MESSAGES_KEY[lane]
+    key = adapter_for(lane).transcript_field
     messages = kwargs.get(key)
     transcript = messages if isinstance(messages, (Sequence, str)) else None
     chained = compose.continues_server_state(kwargs, lane=lane)
@@ -397,7 +380,7 @@ def _recorded(decision: Decision, *, lane: Lane, options: Options, receipt: bool
         viewed = view.messages
         assert not isinstance(viewed, str)  # noqa: S101 - a list's view is a list; narrows for the type checker
         seen = caller if viewed is transcript else DIGESTS.digests(viewed, source=transcript)
-        sent = out[MESSAGES_KEY[lane]]
+        sent = out[adapter_for(lane).transcript_field]
         if receipt and isinstance(sent, Sequence) and len(sent) > 1:
             prefix_fingerprint = compose.prefix_fingerprint((seen if sent is viewed else caller)[:-1])
         if not decision.chained:

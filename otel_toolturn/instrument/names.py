@@ -94,6 +94,10 @@ GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.i
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 GEN_AI_TOKEN_TYPE: Final = "gen_ai.token.type"  # noqa: S105 - an attribute key, no secret
+TOKEN_TYPE_INPUT: Final = "input"  # noqa: S105 - a token type, no secret
+"""``gen_ai.token.type`` of the tokens a request sent."""
+TOKEN_TYPE_OUTPUT: Final = "output"  # noqa: S105 - a token type, no secret
+"""``gen_ai.token.type`` of the tokens a response produced."""
 OPERATION_CHAT: Final = "chat"
 OPERATION_GENERATE_CONTENT: Final = "generate_content"
 OPERATION_OF: Final[Mapping[Lane, str]] = MappingProxyType(

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final
 from otel_toolturn._vocab import Lane
 
 if TYPE_CHECKING:  # a type only: importing the instrumentation would load OpenTelemetry
-    from otel_toolturn.instrument.calls import ProviderName
+    from otel_toolturn.instrument.calls import Provider, ProviderName
 
 CHAT_CALLS: Final = frozenset({"completion", "acompletion"})
 RESPONSES_CALLS: Final = frozenset({"responses", "aresponses"})
@@ -122,3 +122,24 @@ def gemini_writes(
             key = next((key for key in _TOOL_CONFIG_KEYS if key in body), _TOOL_CONFIG_KEYS[0])
             writes[key] = tool_config
     return writes
+
+
+REST_BODY_LANE: Final[Lane] = "gemini.generate_content"
+"""The lane whose LiteLLM body is REST, read as the google-genai call it stands for (``gemini_request``)."""
+
+NATIVE_MESSAGES_LANE: Final[Lane] = "anthropic.messages"
+"""The lane of the Anthropic-native messages route, read by its own pre-request hook."""
+
+SHAPED_STREAM_LANES: Final[frozenset[Lane]] = frozenset({"openai.chat_completions", "openai.responses"})
+"""Lanes whose streamed response LiteLLM assembles in the lane's own shape (checked on success)."""
+
+
+def provider_of(lane: Lane) -> Provider:
+    """The wire's provider family: every OpenAI-compatible wire is ``openai``, Gemini's ``google_genai``.
+
+    It gives the call's ``gen_ai.provider.name``, except on Gemini, where LiteLLM's provider names
+    the backend (``GEMINI_PROVIDERS``: ``gcp.gemini`` or ``gcp.vertex_ai``).
+    """
+    if lane == NATIVE_MESSAGES_LANE:
+        return "anthropic"
+    return "google_genai" if lane == REST_BODY_LANE else "openai"

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Final, TypeVar
+from typing import TypeVar
 
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
@@ -50,7 +50,6 @@ from otel_toolturn.instrument import names
 from otel_toolturn.instrument.calls import (
     CallRecord,
     Decision,
-    Provider,
     ProviderName,
     Telemetry,
     current_scope,
@@ -62,27 +61,18 @@ from otel_toolturn.instrument.calls import (
 from otel_toolturn.integrations._litellm_calls import OpenCalls, join
 from otel_toolturn.integrations._litellm_lanes import (
     GEMINI_PROVIDERS,
+    NATIVE_MESSAGES_LANE,
+    REST_BODY_LANE,
+    SHAPED_STREAM_LANES,
     bare_model,
     gemini_request,
     gemini_writes,
     lane_of,
+    provider_of,
 )
-
-_SHAPED_STREAMS: Final[frozenset[Lane]] = frozenset({"openai.chat_completions", "openai.responses"})
-"""Lanes whose streamed response LiteLLM assembles in the lane's own shape (checked on success)."""
+from otel_toolturn.lanes import adapter_for
 
 _T = TypeVar("_T")
-
-
-def _provider_of(lane: Lane) -> Provider:
-    """The wire's provider family: every OpenAI-compatible wire is ``openai``, Gemini's ``google_genai``.
-
-    It gives the call's ``gen_ai.provider.name``, except on Gemini, where LiteLLM's provider names
-    the backend (``GEMINI_PROVIDERS``: ``gcp.gemini`` or ``gcp.vertex_ai``).
-    """
-    if lane == "anthropic.messages":
-        return "anthropic"
-    return "google_genai" if lane == "gemini.generate_content" else "openai"
 
 
 def _server(api_base: object) -> tuple[str | None, int | None]:
@@ -149,7 +139,7 @@ class ToolTurnLogger(CustomLogger):
             lambda: CallRecord(
                 telemetry,
                 lane=lane,
-                provider=_provider_of(lane),
+                provider=provider_of(lane),
                 provider_name=provider_name,
                 requested_model=model,
                 server_address=server[0],
@@ -198,7 +188,7 @@ class ToolTurnLogger(CustomLogger):
             if lane is None:
                 return
             api_base = additional.get("api_base") if isinstance(additional, dict) else None
-            if lane == "gemini.generate_content":
+            if lane == REST_BODY_LANE:
                 self._gemini(telemetry, kwargs, body, api_base)
                 return
             requested = body.get("model")
@@ -227,7 +217,7 @@ class ToolTurnLogger(CustomLogger):
         prepared = self._begin(
             telemetry,
             call_id=kwargs.get("litellm_call_id"),
-            lane="gemini.generate_content",
+            lane=REST_BODY_LANE,
             request=request,
             model=model,
             api_base=api_base,
@@ -248,26 +238,27 @@ class ToolTurnLogger(CustomLogger):
             provider = params.get("custom_llm_provider") if isinstance(params, dict) else None
             if provider != "anthropic" or not isinstance(messages, list):
                 return None
-            request: dict[str, object] = {"model": bare_model(model, provider), "messages": messages}
-            for key in ("tools", "tool_choice"):
+            adapter = adapter_for(NATIVE_MESSAGES_LANE)
+            request: dict[str, object] = {"model": bare_model(model, provider), adapter.transcript_field: messages}
+            for key in (adapter.tools_field, adapter.tool_choice_field):
                 if kwargs.get(key) is not None:
                     request[key] = kwargs[key]
             prepared = self._begin(
                 telemetry,
                 call_id=kwargs.get("litellm_call_id"),
-                lane="anthropic.messages",
+                lane=NATIVE_MESSAGES_LANE,
                 request=request,
                 model=bare_model(model, provider),
                 api_base=kwargs.get("api_base"),
             )
             if prepared is None:
                 return None
-            sent = prepared.kwargs.get("messages")
+            sent = prepared.kwargs.get(adapter.transcript_field)
             if isinstance(sent, list) and sent is not messages:
                 messages[:] = sent
-            choice = prepared.kwargs.get("tool_choice")
-            if choice is not None and choice is not kwargs.get("tool_choice"):
-                return {**kwargs, "tool_choice": choice}
+            choice = prepared.kwargs.get(adapter.tool_choice_field)
+            if choice is not None and choice is not kwargs.get(adapter.tool_choice_field):
+                return {**kwargs, adapter.tool_choice_field: choice}
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("request", exc)
         return None
@@ -299,7 +290,7 @@ class ToolTurnLogger(CustomLogger):
         record = self.calls.take(call_id) if isinstance(call_id, str) else None
         if record is None:
             return
-        if record.lane in _SHAPED_STREAMS and response_obj is not None:
+        if record.lane in SHAPED_STREAM_LANES and response_obj is not None:
             record.response(response_obj)
         else:
             record.finish()

@@ -6,13 +6,20 @@ the lane's provider rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, cast
 
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
 from otel_toolturn._view import LaneAdapter
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
+from otel_toolturn.lanes import (
+    anthropic_messages,
+    bedrock_converse,
+    gemini,
+    openai_chat,
+    openai_responses,
+    request_parts,
+)
 
 ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
     "anthropic.messages": anthropic_messages.ADAPTER,
@@ -31,7 +38,7 @@ def adapter_for(lane: object) -> LaneAdapter:
     return adapter
 
 
-STRING_INPUT_LANES: Final = frozenset({"openai.responses", "gemini.generate_content"})
+STRING_INPUT_LANES: Final = frozenset(lane for lane, adapter in ADAPTERS.items() if adapter.string_input)
 """The lanes whose input may be a string: one user turn, with no tool turn to read."""
 
 
@@ -50,3 +57,62 @@ def listed(messages: object, *, lane: Lane) -> Sequence[object] | None:
             "materialise an iterator with list() first"
         )
     return messages
+
+
+DETECTION_ORDER: Final[tuple[Lane, ...]] = (
+    "openai.responses",
+    "gemini.generate_content",
+    "bedrock.converse",
+    "anthropic.messages",
+    "openai.chat_completions",
+)
+"""The order lanes are asked to claim a body or an item read without its lane: first claim wins."""
+
+FALLBACK_LANE: Final[Lane] = "openai.chat_completions"
+"""The lane a transcript no lane claims is read as (its shape is the plainest: role and content)."""
+
+BODY_TRANSCRIPT_LANES: Final[tuple[Lane, ...]] = (
+    "openai.responses",
+    "openai.chat_completions",
+    "gemini.generate_content",
+)
+"""The lanes whose transcript field a request body is searched for, in order (Messages and Converse: Chat's)."""
+
+CLI_ALIASES: Final[Mapping[str, Lane]] = {
+    **{adapter.cli_alias: lane for lane, adapter in ADAPTERS.items()},
+    **{lane: lane for lane in LANES},
+}
+"""Every name a lane goes by on the command line: its short alias, or the lane itself."""
+
+
+def body_transcript(body: Mapping[str, object]) -> tuple[str, list[object] | str] | None:
+    """Where a request body holds its transcript, and the value there; ``None``: it holds none.
+
+    The first transcript field of ``BODY_TRANSCRIPT_LANES`` holding a list, or a string where the lane
+    takes one as a body's transcript (Responses ``input``).
+    """
+    for lane in BODY_TRANSCRIPT_LANES:
+        key = ADAPTERS[lane].transcript_field
+        inner = body.get(key)
+        if isinstance(inner, list) or (isinstance(inner, str) and lane == "openai.responses"):
+            return key, inner
+    return None
+
+
+def detect_lane(body: Mapping[str, object], transcript_field: str | None, items: Sequence[object]) -> tuple[Lane, bool]:
+    """The lane a transcript read without its lane is written for, and whether that was a guess.
+
+    Each lane in ``DETECTION_ORDER`` is asked to claim the body, then each item in turn; a list no lane
+    claims is Chat Completions, a guess unless one of its messages has a system or developer role.
+    """
+    for lane in DETECTION_ORDER:
+        if ADAPTERS[lane].claims_body(body, transcript_field):
+            return lane, False
+    for item in items:
+        if isinstance(item, Mapping):
+            for lane in DETECTION_ORDER:
+                if ADAPTERS[lane].claims_item(item):
+                    return lane, False
+    if any(isinstance(i, Mapping) and i.get("role") in request_parts.INSTRUCTION_ROLES for i in items):
+        return FALLBACK_LANE, False
+    return FALLBACK_LANE, True

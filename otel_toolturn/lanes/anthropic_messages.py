@@ -16,7 +16,7 @@ per block.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
@@ -40,6 +40,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._anthropic_server import PLAIN, restore, served
 from otel_toolturn.lanes._anthropic_server import family as server_family
 from otel_toolturn.lanes._anthropic_server import violations as server_violations
@@ -253,6 +254,90 @@ class AnthropicMessages:
     def validate(self, messages: Sequence[object]) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
         return _validate(messages)
+
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``{"type": "none"}``: call no tool."""
+        return {"type": "none"}
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``{"type": "none"}``."""
+        return isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """The ``system`` string, or each text block of it (the transcript holds none)."""
+        del transcript  # the system prompt stands outside the transcript
+        return tuple(request_parts.text_pieces(request.get("system"), "system"))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: the Messages API holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of the ``tool_use`` blocks of an assistant message, in order (those without a string id left out)."""
+        if field(item, "role") != "assistant":
+            return ()
+        blocks = field(item, "content")
+        if not isinstance(blocks, Sequence) or isinstance(blocks, str):
+            return ()
+        ids = (field(block, "id") for block in blocks if field(block, "type") == "tool_use")
+        return tuple(call_id for call_id in ids if isinstance(call_id, str))
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with text (a string, or a text block)."""
+        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
+
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (
+        ("messages", "anthropic"),
+        ("system", "anthropic"),
+        ("tools", "anthropic"),
+    )
+    sdk_listed_item_fields: tuple[str, ...] = ("content",)
+    head_settings: tuple[str, ...] = ("system", "tools")
+    instructions_in_transcript: bool = False
+    tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
+
+    cli_alias: str = "anthropic"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body with a top-level ``system`` (Converse, whose ``system`` is a list of untyped blocks, asked first)."""
+        del transcript_field  # Chat and Bedrock share ``messages``
+        return "system" in body
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message holding a ``tool_use``, ``tool_result``, server tool use or thinking block."""
+        content = item.get("content")
+        return isinstance(content, list) and any(
+            isinstance(b, Mapping) and request_parts.kind_of(b) in _CLAIMED_BLOCKS for b in content
+        )
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
@@ -506,3 +591,97 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[AnthropicMessages] = AnthropicMessages()
+
+
+class AnthropicHandoff:
+    """The Messages spelling of a handoff's shapes: the last assistant message and its ``tool_use`` blocks."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last assistant message and its ``tool_use`` blocks, in order."""
+        at = request_parts.last_assistant(messages)
+        if at is None:
+            return None
+        content = field(messages[at], "content")
+        blocks: Sequence[object] = content if isinstance(content, (list, tuple)) else ()
+        found = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(block, "name")),
+                call_id=request_parts.text_or_empty(field(block, "id")),
+                position=at,
+                slot=slot,
+                kind="tool_use",
+            )
+            for slot, block in enumerate(blocks)
+            if field(block, "type") == "tool_use"
+        )
+        return request_parts.Carrier(start=at, end=at, calls=found)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message without a ``tool_use`` block."""
+        if field(message, "role") != "assistant":
+            return False
+        content = field(message, "content")
+        return not (isinstance(content, (list, tuple)) and any(field(block, "type") == "tool_use" for block in content))
+
+    def holds_results(self, message: object) -> bool:
+        """A user message whose first block is a ``tool_result``."""
+        content = field(message, "content")
+        return (
+            field(message, "role") == "user"
+            and isinstance(content, (list, tuple))
+            and bool(content)
+            and field(content[0], "type") == "tool_result"
+        )
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """A ``tool_result`` block with ``is_error``."""
+        return {"type": "tool_result", "tool_use_id": call.call_id, "content": text, "is_error": True}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The block in a user message of its own, or after the leading results of a last message with other blocks.
+
+        When the batch's last results message also holds other blocks (guard feedback), the block joins
+        that message right after its leading results, so the results still lead the user turn the API reads.
+        """
+        if end > carrier.end + 1:
+            last = messages[end - 1]
+            blocks = request_parts.listed_field(last, "content")
+            lead = 0
+            while lead < len(blocks) and field(blocks[lead], "type") == "tool_result":
+                lead += 1
+            if lead < len(blocks):
+                updated = replace(last, end - 1, content=[*blocks[:lead], result, *blocks[lead:]])
+                return [*messages[: end - 1], updated, *messages[end:]]
+        return request_parts.inserted(messages, end, {"role": "user", "content": [result]})
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """Its ``tool_use`` block removed; the last call gone, the non-blank ``text`` blocks stay (none: no message)."""
+        at = call.position
+        message = messages[at]
+        if len(carrier.calls) > 1:
+            blocks = [b for i, b in enumerate(request_parts.listed_field(message, "content")) if i != call.slot]
+            return [*messages[:at], replace(message, at, content=blocks), *messages[at + 1 :]]
+        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+
+
+def _plain_text(content: object) -> object | None:
+    """The non-blank ``text`` blocks of a content (a string: itself when not blank); ``None``: no text."""
+    if isinstance(content, str):
+        return content if content.strip() else None
+    texts = [
+        block
+        for block in (content if isinstance(content, (list, tuple)) else ())
+        if field(block, "type") == "text" and str(field(block, "text") or "").strip()
+    ]
+    return texts or None
+
+
+HANDOFF: Final[AnthropicHandoff] = AnthropicHandoff()
+
+
+_CLAIMED_BLOCKS: Final = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"})
+"""Block types only a Messages transcript holds (a body read without its lane is claimed by them)."""

@@ -36,6 +36,7 @@ import re
 from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
+from otel_toolturn._errors import UnsupportedLaneError
 from otel_toolturn._view import (
     CLEAN,
     INTERRUPTED_RESULT_TEXT,
@@ -57,6 +58,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     derive_id,
@@ -338,6 +340,83 @@ class BedrockConverse:
         models behind the service apply to a user message holding results and text.
         """
         return _validate(messages)
+
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``toolConfig.toolChoice``; ``None``: none given."""
+        tool_config = request.get("toolConfig")
+        return None if tool_config is None else field(tool_config, "toolChoice")
+
+    def tool_choice_none(self) -> None:
+        """None: a ``toolChoice`` is ``auto``, ``any`` or one ``tool``, and ``toolConfig`` must stay."""
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """Never: a ``toolChoice`` has no "none"."""
+        del tool_choice
+        return False
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """Refused: Converse has no tool choice that calls no tool (``UnsupportedLaneError``)."""
+        del request, choice  # nothing to set them in
+        raise UnsupportedLaneError(f"{self.lane} has no tool choice that calls no tool")
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """Each ``text`` block of ``system`` (the messages hold none)."""
+        del transcript  # the system prompt stands outside the transcript
+        return tuple(request_parts.text_pieces(request.get("system"), "system"))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: Converse holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of the client ``toolUse`` blocks of an assistant message (``emitted_call_ids``)."""
+        return emitted_call_ids(item) if field(item, "role") == "assistant" else ()
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with a non-empty ``text`` block."""
+        if field(message, "role") != "user":
+            return False
+        content = field(message, "content")
+        blocks = content if isinstance(content, Sequence) and not isinstance(content, str) else ()
+        return any(isinstance(field(block, "text"), str) and bool(field(block, "text")) for block in blocks)
+
+    @property
+    def handoff(self) -> None:
+        """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
+
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_list"),)  # botocore lists nothing
+    sdk_listed_item_fields: tuple[str, ...] = ()
+    head_settings: tuple[str, ...] = ("system", "toolConfig")
+    instructions_in_transcript: bool = True
+    tools_field: str = "tools"
+    tool_choice_field: str = "toolConfig"
+
+    cli_alias: str = "bedrock"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body with a Converse field, or a ``system`` list of blocks without a ``type``."""
+        del transcript_field  # Chat and Messages share ``messages``
+        return not _CLAIMED_FIELDS.isdisjoint(body) or _untyped_blocks(body.get("system"))
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message holding a Converse block (a ``toolUse``, ``toolResult``, ... key, and no ``type``)."""
+        content = item.get("content")
+        return isinstance(content, list) and any(_claimed_block(b) for b in content)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
@@ -626,3 +705,19 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[BedrockConverse] = BedrockConverse()
+
+
+_CLAIMED_FIELDS: Final = frozenset({"modelId", "toolConfig", "inferenceConfig", "additionalModelRequestFields"})
+"""Top-level fields only a Converse request body carries."""
+_CLAIMED_BLOCKS: Final = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
+"""Keys only a Converse content block carries (its one key is its kind; it has no ``type``)."""
+
+
+def _untyped_blocks(system: object) -> bool:
+    """Whether a body's ``system`` is Converse's: a list of blocks, each a dict without a ``type``."""
+    return isinstance(system, list) and bool(system) and all(isinstance(b, Mapping) and "type" not in b for b in system)
+
+
+def _claimed_block(block: object) -> bool:
+    """A Converse content block: a dict without a ``type`` holding one of ``_CLAIMED_BLOCKS``."""
+    return isinstance(block, Mapping) and "type" not in block and not _CLAIMED_BLOCKS.isdisjoint(block)

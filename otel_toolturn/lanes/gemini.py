@@ -55,6 +55,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Container, Mapping, Sequence
+from types import MappingProxyType
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
@@ -81,6 +82,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import derive_id, is_list
 from otel_toolturn.lanes._gemini_matching import Matcher
 from otel_toolturn.lanes._gemini_parts import (
@@ -456,6 +458,95 @@ class GeminiGenerateContent:
         """The Gemini API's tool-turn rules, in its own words."""
         return _validate(messages)
 
+    transcript_field: str = "contents"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the field ``name`` of ``config`` (a dict or the SDK's typed config); ``None``: absent."""
+        config = request.get("config")
+        return None if config is None else field(config, name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``config.tool_config``; ``None``: none given."""
+        return self.setting(request, "tool_config")
+
+    def tool_choice_none(self) -> object:
+        """``TOOLS_OFF``: a ``tool_config`` whose function calling mode is ``NONE``."""
+        return TOOLS_OFF
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """A ``tool_config`` whose ``function_calling_config.mode`` is ``NONE``."""
+        calling = field(tool_choice, "function_calling_config") if tool_choice is not None else None
+        return calling is not None and field(calling, "mode") == "NONE"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` whose ``config`` (a dict or the SDK's typed config, copied) has ``tool_config`` set."""
+        config = request.get("config")
+        tool_config = dict(choice) if isinstance(choice, Mapping) else choice
+        if config is None:
+            return {**request, "config": {"tool_config": tool_config}}
+        if isinstance(config, Mapping):
+            return {**request, "config": {**config, "tool_config": tool_config}}
+        return {**request, "config": typed_copy(config, tool_config=tool_config)}
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """``config.system_instruction``: a string, or each text part of it (the contents hold none)."""
+        del transcript  # the system prompt stands outside the transcript
+        return tuple(instruction_pieces(self.setting(request, "system_instruction"), "config.system_instruction"))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: generate_content holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """A ``model`` content."""
+        return field(item, "role") == "model"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The calls of one ``model`` content as this lane reads them (its id, or ``<name>#<k>`` without one)."""
+        if field(item, "role") != "model":
+            return ()
+        try:
+            view = self.read([item])
+        except ToolTurnInputError:
+            return ()
+        return tuple(call.call_id for unit in view.units if isinstance(unit, Turn) for call in unit.calls)
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` content (or one without a role) with a non-empty text part."""
+        parts = field(message, "parts")
+        return (
+            field(message, "role") in (None, "user")
+            and isinstance(parts, Sequence)
+            and any(isinstance(field(part, "text"), str) and bool(field(part, "text")) for part in parts)
+        )
+
+    @property
+    def handoff(self) -> None:
+        """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
+
+    string_input: bool = True
+    sdk_normalises_transcript: bool = True
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = ()
+    sdk_listed_item_fields: tuple[str, ...] = ()
+    head_settings: tuple[str, ...] = ("system_instruction", "tools")
+    instructions_in_transcript: bool = True
+    tools_field: str = "tools"
+    tool_choice_field: str = "tool_config"
+
+    cli_alias: str = "gemini"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body whose transcript is its ``contents``."""
+        del body
+        return transcript_field == self.transcript_field
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A content with a ``parts`` list, or with the role ``model``."""
+        return isinstance(item.get("parts"), list) or item.get("role") == "model"
+
 
 def _responses_of(parts: Sequence[object]) -> list[object] | None:
     """Each part's response data (``None``: the part is no response); ``None`` when no part is one."""
@@ -653,3 +744,35 @@ def _count(position: int) -> Violation:
 
 
 ADAPTER: Final[GeminiGenerateContent] = GeminiGenerateContent()
+
+
+TOOLS_OFF: Final[Mapping[str, object]] = MappingProxyType({"function_calling_config": {"mode": "NONE"}})
+"""google-genai's "call no tool": the ``tool_config`` of the request's ``config``."""
+
+
+def typed_copy(model: object, **updates: object) -> object:
+    """A pydantic model's copy with ``updates`` validated into its own field types (the fields it had set kept)."""
+    fields_set: set[str] = getattr(model, "model_fields_set", set())
+    values = {name: getattr(model, name) for name in fields_set}
+    validate = getattr(type(model), "model_validate", None)
+    if not callable(validate):
+        raise TypeError(f"cannot copy a request config of type {type(model).__name__!r}")
+    return validate({**values, **updates})
+
+
+def instruction_pieces(instruction: object, source: str) -> list[request_parts.SystemPromptPiece]:
+    """``system_instruction``'s pieces: a string, a part, a content (its parts) or a list of strings and parts."""
+    if instruction is None:
+        return []
+    if isinstance(instruction, str):
+        return [request_parts.SystemPromptPiece(raw_content=instruction, source=source)]
+    parts = field(instruction, "parts")
+    if parts is not None:
+        return instruction_pieces(parts, f"{source}.parts")
+    if isinstance(instruction, Sequence):
+        out: list[request_parts.SystemPromptPiece] = []
+        for index, part in enumerate(instruction):
+            out.extend(instruction_pieces(part, f"{source}.{index}"))
+        return out
+    text = field(instruction, "text")
+    return [request_parts.SystemPromptPiece(raw_content=text, source=source)] if isinstance(text, str) else []

@@ -31,6 +31,7 @@ from otel_toolturn._view import (
     replace,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -268,6 +269,82 @@ class OpenAIChat:
             violations.append(_missing(batch_at, pending))
         return violations
 
+    transcript_field: str = "messages"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``"none"``: call no tool."""
+        return "none"
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``"none"``."""
+        return tool_choice == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """The content of each ``system`` or ``developer`` message of ``messages`` (``transcript``: already read)."""
+        return tuple(request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: Chat Completions holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of an assistant message's ``tool_calls``, in order (those without a string id left out)."""
+        if field(item, "role") != "assistant":
+            return ()
+        calls = field(item, "tool_calls")
+        if not isinstance(calls, Sequence) or isinstance(calls, str):
+            return ()
+        ids = (field(call, "id") for call in calls)
+        return tuple(call_id for call_id in ids if isinstance(call_id, str))
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with text (a string, or a text part)."""
+        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
+
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
+    string_input: bool = False
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_iterable"), ("tools", "openai_iterable"))
+    sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
+    head_settings: tuple[str, ...] = ("tools",)
+    instructions_in_transcript: bool = True
+    tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
+
+    cli_alias: str = "chat"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """Never: a Chat body has no field of its own (its transcript is ``messages``, as Messages and Converse)."""
+        del body, transcript_field
+        return False
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message with ``tool_calls``, or a ``tool`` message."""
+        return "tool_calls" in item or item.get("role") == "tool"
+
 
 def _missing(position: int, ids: list[str]) -> Violation:
     return Violation(
@@ -279,3 +356,68 @@ def _missing(position: int, ids: list[str]) -> Violation:
 
 
 ADAPTER: Final[OpenAIChat] = OpenAIChat()
+
+
+class ChatHandoff:
+    """The Chat spelling of a handoff's shapes: the last assistant message and its ``tool_calls``."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last assistant message and its ``tool_calls``, in order."""
+        at = request_parts.last_assistant(messages)
+        if at is None:
+            return None
+        tool_calls = field(messages[at], "tool_calls")
+        listed: Sequence[object] = tool_calls if isinstance(tool_calls, (list, tuple)) else ()
+        found = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(field(call, "function"), "name")),
+                call_id=request_parts.text_or_empty(field(call, "id")),
+                position=at,
+                slot=slot,
+                kind="function",
+            )
+            for slot, call in enumerate(listed)
+        )
+        return request_parts.Carrier(start=at, end=at, calls=found)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message without ``tool_calls``."""
+        return field(message, "role") == "assistant" and not field(message, "tool_calls")
+
+    def holds_results(self, message: object) -> bool:
+        """A ``tool`` message."""
+        return field(message, "role") == "tool"
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """A ``tool`` message answering the call."""
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The ``tool`` message right after the batch's results."""
+        del carrier  # the batch's end says where
+        return request_parts.inserted(messages, end, result)
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """Its ``tool_calls`` entry removed; the last call gone, the text content stays (none: no message)."""
+        at = call.position
+        message = messages[at]
+        if len(carrier.calls) > 1:
+            calls = [c for i, c in enumerate(request_parts.listed_field(message, "tool_calls")) if i != call.slot]
+            return [*messages[:at], replace(message, at, tool_calls=calls), *messages[at + 1 :]]
+        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+
+
+def _plain_text(content: object) -> object | None:
+    """A content that holds non-blank text (a string, or ``text`` parts), as it is; ``None``: no text."""
+    if isinstance(content, str):
+        return content if content.strip() else None
+    parts = content if isinstance(content, (list, tuple)) else ()
+    text = "".join(str(field(part, "text") or "") for part in parts if field(part, "type") == "text")
+    return content if text.strip() else None
+
+
+HANDOFF: Final[ChatHandoff] = ChatHandoff()

@@ -59,6 +59,7 @@ from otel_toolturn._view import (
     without,
 )
 from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
@@ -674,6 +675,79 @@ class OpenAIResponses:
         )
         return sorted(violations, key=lambda v: v.position)
 
+    transcript_field: str = "input"
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's ``tool_choice``; ``None``: none given."""
+        return request.get("tool_choice")
+
+    def tool_choice_none(self) -> object:
+        """``"none"``: call no tool."""
+        return "none"
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """``"none"``."""
+        return tool_choice == "none"
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
+        return request_parts.with_setting(request, "tool_choice", choice)
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """``instructions``, then each ``system`` or ``developer`` message item of ``input`` (``transcript``: read)."""
+        instructions = request_parts.text_pieces(request.get("instructions"), "instructions")
+        return (*instructions, *request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """A truthy ``previous_response_id`` or ``conversation`` (``None``, ``""``, the SDK's "not given": none)."""
+        return any(bool(request.get(key)) for key in SERVER_STATE_FIELDS)
+
+    def is_model_output(self, item: object) -> bool:
+        """An assistant message item, a ``reasoning`` item or any ``*_call`` item (``model_made``)."""
+        return model_made(item)
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """A client call item's ``call_id`` (``function_call``, ``custom_tool_call``, ``shell_call``, ...)."""
+        call_id = field(item, "call_id") if field(item, "type") in CALL_TYPES else None
+        return (call_id,) if isinstance(call_id, str) else ()
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message item with text (a string, or an ``input_text`` part)."""
+        if field(message, "role") != "user" or field(message, "type") not in (None, "message"):
+            return False
+        return request_parts.has_text(field(message, "content"))
+
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
+    string_input: bool = True
+    sdk_normalises_transcript: bool = False
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("input", "openai_list"), ("tools", "openai_iterable"))
+    sdk_listed_item_fields: tuple[str, ...] = ("output",)
+    head_settings: tuple[str, ...] = ("instructions", "tools")
+    instructions_in_transcript: bool = True
+    tools_field: str = "tools"
+    tool_choice_field: str = "tool_choice"
+
+    cli_alias: str = "responses"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """A body whose transcript is its ``input``."""
+        del body
+        return transcript_field == self.transcript_field
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A Responses item: a call or output of any kind, reasoning, a hosted tool call or an item reference."""
+        return request_parts.kind_of(item) in _CLAIMED_ITEMS
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""
@@ -756,3 +830,80 @@ def _duplicate(position: int, item_id: str) -> Violation:
 
 
 ADAPTER: Final[OpenAIResponses] = OpenAIResponses()
+
+
+SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
+"""The request fields that name state the server holds."""
+
+
+_OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
+
+
+class ResponsesHandoff:
+    """The Responses spelling of a handoff's shapes: the last run of model-output items and its call items."""
+
+    def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
+        """The last run of model-output items (``model_made``) and its client call items, in order."""
+        end = next((i for i in range(len(messages) - 1, -1, -1) if model_made(messages[i])), None)
+        if end is None:
+            return None
+        start = end
+        while start > 0 and model_made(messages[start - 1]):
+            start -= 1
+        calls = tuple(
+            request_parts.WireCall(
+                name=request_parts.text_or_empty(field(item, "name")),
+                call_id=request_parts.text_or_empty(field(item, "call_id")),
+                position=position,
+                slot=None,
+                kind=str(field(item, "type")),
+            )
+            for position, item in enumerate(messages[start : end + 1], start)
+            if field(item, "type") in CALL_TYPES
+        )
+        return request_parts.Carrier(start=start, end=end, calls=calls)
+
+    def is_plain_assistant(self, message: object) -> bool:
+        """An assistant message item."""
+        return field(message, "role") == "assistant" and field(message, "type") in (None, "message")
+
+    def holds_results(self, message: object) -> bool:
+        """An output item of any call kind."""
+        return field(message, "type") in OUTPUT_TYPES
+
+    def error_result(self, call: request_parts.WireCall, text: str) -> object:
+        """The output item answering the call's kind (``function_call_output`` for a kind it does not know)."""
+        return {"type": _OUTPUT_OF.get(call.kind, "function_call_output"), "call_id": call.call_id, "output": text}
+
+    def join_batch(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
+    ) -> list[object]:
+        """The output item right after the batch's outputs."""
+        del carrier  # the batch's end says where
+        return request_parts.inserted(messages, end, result)
+
+    def without_call(
+        self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
+    ) -> list[object]:
+        """The call item removed with the ``reasoning`` items right ahead of it (within the run)."""
+        start = call.position
+        while start > carrier.start and field(messages[start - 1], "type") == "reasoning":
+            start -= 1
+        return [*messages[:start], *messages[call.position + 1 :]]
+
+
+HANDOFF: Final[ResponsesHandoff] = ResponsesHandoff()
+
+
+_CLAIMED_ITEMS: Final = frozenset(
+    {
+        *CALL_TYPES,
+        *OUTPUT_TYPES,
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "mcp_call",
+        "item_reference",
+    }
+)
+"""Item types only a Responses transcript holds (a body read without its lane is claimed by them)."""
