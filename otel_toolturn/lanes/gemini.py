@@ -169,7 +169,7 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
     """
     calls: list[tuple[int, object, object]] = []
-    step_ids: set[str] = set()  # the ids the step's calls carry
+    step_ids: set[str] | None = None  # the ids the step's calls carry, gathered once a second content has calls
     index, stop = first, len(contents)
     while True:  # the content at ``first`` is a model content
         content = contents[index]
@@ -191,10 +191,14 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
             if data is not None:
                 found.append((index, part, data))
         if found is not calls:
-            if not found or signed(found[0][1]) or not step_ids.isdisjoint(_ids(found)):
+            if not found or signed(found[0][1]):
+                return index, calls
+            if step_ids is None:
+                step_ids = set(_ids(calls))
+            if not step_ids.isdisjoint(_ids(found)):
                 return index, calls
             calls += found
-        step_ids.update(_ids(found))
+            step_ids.update(_ids(found))
         index += 1
         if index == stop:
             return index, calls
