@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import LANES, Lane, UnknownLaneError, UnsupportedLaneError, compose
+from otel_toolturn._view import SystemPromptPiece
 from otel_toolturn.compose import (
     FRAMEWORK_FIELDS,
     SYSTEM_PROMPT_SEPARATOR,
-    SystemPromptPiece,
     caller_withheld_tools,
     continues_server_state,
     contributing_pieces,

@@ -16,7 +16,7 @@ class _CountedItem(dict[str, object]):
 
     reads = 0
 
-    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+    def get(self, key: str, default: object = None) -> object:
         _CountedItem.reads += 1
         return super().get(key, default)
 
@@ -29,8 +29,9 @@ def _reads(items: list[dict[str, object]], lane: Lane) -> int:
 
 def _reasoning_then(tail: list[dict[str, object]]) -> Callable[[int], list[dict[str, object]]]:
     def make(n: int) -> list[dict[str, object]]:
-        reasoning = [{"type": "reasoning", "id": f"rs_{i}", "summary": []} for i in range(n)]
-        return [{"role": "user", "content": "q"}, *reasoning, *tail]
+        reasoning: list[dict[str, object]] = [{"type": "reasoning", "id": f"rs_{i}", "summary": []} for i in range(n)]
+        opening: dict[str, object] = {"role": "user", "content": "q"}
+        return [opening, *reasoning, *tail]
 
     return make
 
@@ -60,38 +61,29 @@ class _CountedIds(TakenIds):
         return super().__contains__(call_id)
 
 
-def _reused(lane: Lane, rounds: int) -> list[dict[str, object]]:
+def _round(lane: Lane) -> list[dict[str, object]]:
+    """One round that reuses the call id ``call_0``: a question, the call, its result."""
     if lane == "openai.responses":
         return [
-            item
-            for _ in range(rounds)
-            for item in (
-                {"role": "user", "content": "q"},
-                {"type": "function_call", "call_id": "call_0", "name": "f", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": "call_0", "output": "r"},
-            )
+            {"role": "user", "content": "q"},
+            {"type": "function_call", "call_id": "call_0", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_0", "output": "r"},
         ]
     if lane == "bedrock.converse":
-        use = {"toolUse": {"toolUseId": "call_0", "name": "f", "input": {}}}
-        result = {"toolResult": {"toolUseId": "call_0", "content": [{"text": "r"}]}}
         return [
-            message
-            for _ in range(rounds)
-            for message in (
-                {"role": "user", "content": [{"text": "q"}]},
-                {"role": "assistant", "content": [use]},
-                {"role": "user", "content": [result]},
-            )
+            {"role": "user", "content": [{"text": "q"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "call_0", "name": "f", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "call_0", "content": [{"text": "r"}]}}]},
         ]
     return [
-        message
-        for _ in range(rounds)
-        for message in (
-            {"role": "user", "content": "q"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "call_0", "name": "f", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "r"}]},
-        )
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_0", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "r"}]},
     ]
+
+
+def _reused(lane: Lane, rounds: int) -> list[dict[str, object]]:
+    return [message for _ in range(rounds) for message in _round(lane)]
 
 
 @pytest.mark.parametrize("lane", ["anthropic.messages", "openai.responses", "bedrock.converse"])
