@@ -2,9 +2,10 @@
 
 The instrumentations users run beside otel-toolturn: the official ``opentelemetry-instrumentation-genai-openai``
 (its span current), OpenLLMetry's ``opentelemetry-instrumentation-openai`` (current) and
-``opentelemetry-instrumentation-anthropic`` (started, never made current). Instrumented first, theirs wraps
-inside ours and starts its span while the request is sent; instrumented last, it wraps outside and starts
-its span before the call.
+``opentelemetry-instrumentation-anthropic`` (started, never made current), and the official
+``opentelemetry-instrumentation-botocore`` (its bedrock-runtime extension's ``chat`` span, current, for boto3's
+``converse`` and ``converse_stream`` against the simulator). Instrumented first, theirs wraps inside ours and
+starts its span while the request is sent; instrumented last, it wraps outside and starts its span before the call.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from typing import Any, Final
 
 import pytest
 from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
+from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
 from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor as OfficialOpenAIInstrumentor
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryOpenAIInstrumentor
 from opentelemetry.trace import SpanKind
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
+from otel_toolturn.simulator import Simulator
+from tests.bedrock_wire import BROKEN, MODEL, bedrock_client
 from tests.instrument.conftest import Otel, each_span_ended_once
 from tests.instrument.wire import Wire
 
@@ -36,6 +40,7 @@ OTHERS: Final[dict[str, tuple[Callable[[], Any], str]]] = {
     "genai-openai": (OfficialOpenAIInstrumentor, "openai"),
     "openllmetry-openai": (OpenLLMetryOpenAIInstrumentor, "openai"),
     "openllmetry-anthropic": (AnthropicInstrumentor, "anthropic"),
+    "botocore": (BotocoreInstrumentor, "bedrock"),
 }
 """Each instrumentation beside which otel-toolturn runs: its instrumentor, and the SDK it wraps."""
 
@@ -83,9 +88,17 @@ def _unwrap_leftovers() -> None:
                     setattr(owner, attribute, value.__wrapped__)
 
 
-def _call(sdk: str, *, stream: bool) -> None:
-    """One call with an interrupted tool call, read to its end."""
+def _call(sdk: str, *, stream: bool, sim: Simulator) -> None:
+    """One call with an interrupted tool call, read to its end (boto3's against the simulator, answered)."""
     wire = Wire()
+    if sdk == "bedrock":
+        client = bedrock_client(sim.base_url)
+        if stream:
+            assert list(client.converse_stream(modelId=MODEL, messages=list(BROKEN["interrupted"]))["stream"])
+        else:
+            assert client.converse(modelId=MODEL, messages=list(BROKEN["interrupted"]))["output"]["message"]
+        assert sim.requests[-1].status == 200
+        return
     if sdk == "openai":
         messages = [{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [_CALL]}]
         response = wire.openai().chat.completions.create(model="gpt-4.1-mini", messages=messages, stream=stream)
@@ -101,16 +114,16 @@ def _call(sdk: str, *, stream: bool) -> None:
 @pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
 @pytest.mark.parametrize("other", sorted(OTHERS))
 def test_one_inference_span_per_call_with_the_repair_on_it(
-    beside: Callable[[str, bool], None], otel: Otel, other: str, *, ours_first: bool, stream: bool
+    beside: Callable[[str, bool], None], otel: Otel, sim: Simulator, other: str, *, ours_first: bool, stream: bool
 ) -> None:
     """Exactly one CLIENT inference span for the call, the other instrumentation's, carrying the lane and the repair."""
     beside(other, ours_first)
-    _call(OTHERS[other][1], stream=stream)
+    _call(OTHERS[other][1], stream=stream, sim=sim)
     (span,) = [s for s in otel.spans() if s.kind is SpanKind.CLIENT]
     assert span.instrumentation_scope is not None
     assert span.instrumentation_scope.name != names.INSTRUMENTATION_NAME
     assert span.attributes is not None
-    assert span.attributes[names.LANE] in {"openai.chat_completions", "anthropic.messages"}
+    assert span.attributes[names.LANE] in {"openai.chat_completions", "anthropic.messages", "bedrock.converse"}
     assert [e.attributes[names.REPAIR_FORM] for e in span.events if e.name == names.EVENT_REPAIR and e.attributes] == [
         "missing_result"
     ]
@@ -118,12 +131,12 @@ def test_one_inference_span_per_call_with_the_repair_on_it(
 
 @pytest.mark.parametrize("other", sorted(OTHERS))
 def test_two_calls_in_a_row_each_get_their_own_span(
-    beside: Callable[[str, bool], None], otel: Otel, other: str
+    beside: Callable[[str, bool], None], otel: Otel, sim: Simulator, other: str
 ) -> None:
     """A span another instrumentation noted for one call is never taken by the next: two calls, two spans."""
     beside(other, True)
-    _call(OTHERS[other][1], stream=True)
-    _call(OTHERS[other][1], stream=False)
+    _call(OTHERS[other][1], stream=True, sim=sim)
+    _call(OTHERS[other][1], stream=False, sim=sim)
     spans = [s for s in otel.spans() if s.kind is SpanKind.CLIENT]
     assert len(spans) == 2
     assert all(s.attributes and names.LANE in s.attributes for s in spans)
