@@ -1,15 +1,17 @@
 """What every lane's stream observer keeps, and the steps they share: decoding, usage, the report.
 
-A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``, ``gemini``) subclasses
-``ObserverBase``: its ``feed`` counts the event, reads it once, the one way its lane defines,
-and keeps the facts here (the ledger, the repetition poll, the reported model, the response id,
-the token counts, the frames it could not read); its ``finish`` hands its call slots, endings
+A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``, ``gemini``,
+``bedrock_converse``) subclasses ``ObserverBase``: ``feed`` counts the event and hands it to the
+lane's ``_read``, which reads it once, the one way its lane defines, and keeps the facts here
+(the ledger, the repetition poll, the reported model, the response id, the token counts, the
+frames it could not read); its ``finish`` hands its call slots, endings
 and cap stop to ``_report``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import ClassVar
 
 from otel_toolturn.streams._frame import ATTR_GET, DICT_GET, UNDECODABLE, Getter, decode_frame
 from otel_toolturn.streams._ledger import StreamEndLedger
@@ -20,9 +22,15 @@ from otel_toolturn.streams._settle import settle
 from otel_toolturn.streams._tool_calls import CallSlot
 from otel_toolturn.streams._truncation_cause import OutputCapFacts
 
+READ_ERRORS: tuple[type[Exception], ...] = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+"""What reading an event of an unexpected shape raises: the event is counted as unread."""
+
 
 class ObserverBase:
     """The state every lane's observer keeps (see the module docstring)."""
+
+    read_errors: ClassVar[tuple[type[Exception], ...]] = READ_ERRORS
+    """What the lane's ``_read`` may raise on an event of an unexpected shape."""
 
     __slots__ = (
         "_bad",
@@ -48,6 +56,18 @@ class ObserverBase:
         self._events = 0
         self._bad = 0
         self._unread = 0
+
+    def feed(self, event: object) -> None:
+        """Read one event (the lane's ``_read``); never alters it, never raises: one it cannot read is counted."""
+        self._events += 1
+        try:
+            self._read(event)
+        except self.read_errors:
+            self._unread += 1
+
+    def _read(self, event: object) -> None:
+        """Read one event, the lane's way; may raise one of ``read_errors`` on an unexpected shape."""
+        raise NotImplementedError
 
     def _opened(self, event: object) -> tuple[object, Getter] | None:
         """The event to read and how to read its fields: a dict, a decoded raw frame, or an SDK object.

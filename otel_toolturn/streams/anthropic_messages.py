@@ -40,7 +40,6 @@ from otel_toolturn.streams._report import InputTransformation, StreamReport, Usa
 from otel_toolturn.streams._tool_calls import CallSlot
 
 CAP_STOP: Final = "max_tokens"
-_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 def _closed(slot: CallSlot) -> bool:
@@ -117,33 +116,28 @@ class AnthropicMessagesObserver(ObserverBase):
         self._stop_closed = False
         self._transformations: dict[InputTransformation, None] = {}
 
-    def feed(self, event: object) -> None:
-        """Read one event (see the module docstring); never alters it, never raises."""
-        self._events += 1
-        try:
-            opened = self._opened(event)
-            if opened is None:
-                return
-            event, get = opened
-            kind = get(event, "type", None)
-            if kind != "content_block_delta":
-                self._read_other(kind, event)
-            elif self._ended:
-                self._ledger.note("content", kind)
-            else:
-                delta = get(event, "delta", None)
-                delta_kind = get(delta, "type", None)
-                if delta_kind == "text_delta":
-                    text = get(delta, "text", None)
-                    if type(text) is str:
-                        self._poll.feed(text)
-                elif delta_kind == "input_json_delta":
-                    slot = self._slots.get(get(event, "index", None))
-                    part = get(delta, "partial_json", None)
-                    if slot is not None and type(part) is str:
-                        slot.parts.append(part)
-        except _READ_ERRORS:
-            self._unread += 1
+    def _read(self, event: object) -> None:
+        opened = self._opened(event)
+        if opened is None:
+            return
+        event, get = opened
+        kind = get(event, "type", None)
+        if kind != "content_block_delta":
+            self._read_other(kind, event)
+        elif self._ended:
+            self._ledger.note("content", kind)
+        else:
+            delta = get(event, "delta", None)
+            delta_kind = get(delta, "type", None)
+            if delta_kind == "text_delta":
+                text = get(delta, "text", None)
+                if type(text) is str:
+                    self._poll.feed(text)
+            elif delta_kind == "input_json_delta":
+                slot = self._slots.get(get(event, "index", None))
+                part = get(delta, "partial_json", None)
+                if slot is not None and type(part) is str:
+                    slot.parts.append(part)
 
     def _read_other(self, kind: object, event: object) -> None:
         if kind == "content_block_start":

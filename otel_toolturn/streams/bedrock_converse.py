@@ -30,7 +30,7 @@ from typing import Final
 from otel_toolturn.streams._frame import field, int_or_none
 from otel_toolturn.streams._ledger import StreamEndLedger
 from otel_toolturn.streams._model_check import ReportedModel
-from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._observer_base import READ_ERRORS, ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
@@ -39,7 +39,6 @@ from otel_toolturn.streams._tool_calls import NOT_AN_OBJECT, CallSlot
 from otel_toolturn.streams._truncation_cause import OutputCapFacts
 
 CAP_STOP: Final = "max_tokens"
-_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError, StopIteration)
 _CONTENT: Final = frozenset({"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop"})
 
 
@@ -81,6 +80,9 @@ class BedrockConverseObserver(ObserverBase):
 
     __slots__ = ("_ended", "_replaced", "_slots", "_stop")
 
+    read_errors = (*READ_ERRORS, StopIteration)
+    """An empty event dict has no kind to take (``next`` of its keys)."""
+
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
         self._slots: dict[object, CallSlot] = {}
@@ -88,34 +90,29 @@ class BedrockConverseObserver(ObserverBase):
         self._ended = False
         self._stop: str | None = None
 
-    def feed(self, event: object) -> None:
-        """Read one event (see the module docstring); never alters it, never raises."""
-        self._events += 1
-        try:
-            kind, body = _kind_of(event)
-            if kind == "metadata":
-                self._take_usage(usage_of(field(body, "usage")))
-            elif kind == "messageStop":
-                stop = field(body, "stopReason")
-                if self._ledger.decide("finish", stop):
-                    self._ended = True
-                    self._stop = provider_word(stop)
-            elif kind.endswith("Exception"):
-                if self._ledger.decide("error", kind):
-                    self._ended = True
-            elif self._ended:
-                if kind in _CONTENT:
-                    self._ledger.note("content", kind)
-            elif kind == "contentBlockStart":
-                self._open(body)
-            elif kind == "contentBlockDelta":
-                self._delta(body)
-            elif kind == "contentBlockStop":
-                slot = self._slots.get(field(body, "contentBlockIndex"))
-                if slot is not None:
-                    slot.closed = True
-        except _READ_ERRORS:
-            self._unread += 1
+    def _read(self, event: object) -> None:
+        kind, body = _kind_of(event)
+        if kind == "metadata":
+            self._take_usage(usage_of(field(body, "usage")))
+        elif kind == "messageStop":
+            stop = field(body, "stopReason")
+            if self._ledger.decide("finish", stop):
+                self._ended = True
+                self._stop = provider_word(stop)
+        elif kind.endswith("Exception"):
+            if self._ledger.decide("error", kind):
+                self._ended = True
+        elif self._ended:
+            if kind in _CONTENT:
+                self._ledger.note("content", kind)
+        elif kind == "contentBlockStart":
+            self._open(body)
+        elif kind == "contentBlockDelta":
+            self._delta(body)
+        elif kind == "contentBlockStop":
+            slot = self._slots.get(field(body, "contentBlockIndex"))
+            if slot is not None:
+                slot.closed = True
 
     def _open(self, body: object) -> None:
         use = field(field(body, "start"), "toolUse")

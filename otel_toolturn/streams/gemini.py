@@ -93,7 +93,6 @@ _BY_NUMBER: Final[dict[int, FinishReason]] = {
     4: "RECITATION",
     5: "OTHER",
 }
-_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 def read(obj: object, camel: str, snake: str) -> object:
@@ -218,32 +217,27 @@ class GeminiObserver(ObserverBase):
         self._blocked: FinishReason | None = None
         self._withheld = 0
 
-    def feed(self, event: object) -> None:
-        """Read one chunk (see the module docstring); never alters it, never raises."""
-        self._events += 1
-        try:
-            opened = self._opened(event)
-            if opened is None:
-                return
-            chunk = opened[0]
-            candidates = read(chunk, "candidates", "candidates")
-            if candidates is None and type(chunk) is dict and chunk.get("error") is not None:
-                error = chunk["error"]
-                if self._ledger.decide("error", read(error, "status", "status") or read(error, "code", "code")):
+    def _read(self, event: object) -> None:
+        opened = self._opened(event)
+        if opened is None:
+            return
+        chunk = opened[0]
+        candidates = read(chunk, "candidates", "candidates")
+        if candidates is None and type(chunk) is dict and chunk.get("error") is not None:
+            error = chunk["error"]
+            if self._ledger.decide("error", read(error, "status", "status") or read(error, "code", "code")):
+                self._ended = True
+            return
+        self._response(chunk)
+        for position, candidate in enumerate(_list(candidates)):
+            self._candidate(candidate, position)
+        if not candidates:
+            blocked = read(read(chunk, "promptFeedback", "prompt_feedback"), "blockReason", "block_reason")
+            if blocked is not None:
+                word = finish_word(blocked, numbered=False)
+                if self._ledger.decide("finish", word):
                     self._ended = True
-                return
-            self._response(chunk)
-            for position, candidate in enumerate(_list(candidates)):
-                self._candidate(candidate, position)
-            if not candidates:
-                blocked = read(read(chunk, "promptFeedback", "prompt_feedback"), "blockReason", "block_reason")
-                if blocked is not None:
-                    word = finish_word(blocked, numbered=False)
-                    if self._ledger.decide("finish", word):
-                        self._ended = True
-                        self._blocked = word
-        except _READ_ERRORS:
-            self._unread += 1
+                    self._blocked = word
 
     def _response(self, chunk: object) -> None:
         model = read(chunk, "modelVersion", "model_version")

@@ -38,7 +38,6 @@ from otel_toolturn.streams._tool_calls import CallSlot
 TURN_FINISHED: Final = frozenset({"stop", "tool_calls", "function_call"})
 """Finish reasons that say the model finished its turn (the lane's close evidence)."""
 CAP_STOP: Final = "length"
-_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 class OpenAIChatObserver(ObserverBase):
@@ -60,40 +59,35 @@ class OpenAIChatObserver(ObserverBase):
         self._seen: set[int] = set()
         self._errored = False
 
-    def feed(self, event: object) -> None:
-        """Read one chunk (see the module docstring); never alters it, never raises."""
-        self._events += 1
-        try:
-            opened = self._opened(event)
-            if opened is None:
+    def _read(self, event: object) -> None:
+        opened = self._opened(event)
+        if opened is None:
+            return
+        event, get = opened
+        choices = get(event, "choices", None)
+        if choices is None:
+            if get is DICT_GET and get(event, "error", None) is not None:
+                self._error(get(event, "error", None))
                 return
-            event, get = opened
+            if get(event, "type", None) != "chunk":
+                return
+            event = get(event, "chunk", None)  # the stream helper's ChunkEvent carries the raw chunk
+            get = DICT_GET if type(event) is dict else ATTR_GET
             choices = get(event, "choices", None)
-            if choices is None:
-                if get is DICT_GET and get(event, "error", None) is not None:
-                    self._error(get(event, "error", None))
-                    return
-                if get(event, "type", None) != "chunk":
-                    return
-                event = get(event, "chunk", None)  # the stream helper's ChunkEvent carries the raw chunk
-                get = DICT_GET if type(event) is dict else ATTR_GET
-                choices = get(event, "choices", None)
-            if not self._errored:
-                model = get(event, "model", None)
-                if model != self._model.name:
-                    self._model = note_response_model(self._model, model, self._requested)
-                if self._response_id is None:
-                    response_id = get(event, "id", None)
-                    if type(response_id) is str:
-                        self._response_id = response_id
-            if type(choices) is list:
-                for choice in choices:
-                    self._choice(get, choice)
-            usage = get(event, "usage", None)
-            if usage is not None:
-                self._take_usage(usage_of(usage))
-        except _READ_ERRORS:
-            self._unread += 1
+        if not self._errored:
+            model = get(event, "model", None)
+            if model != self._model.name:
+                self._model = note_response_model(self._model, model, self._requested)
+            if self._response_id is None:
+                response_id = get(event, "id", None)
+                if type(response_id) is str:
+                    self._response_id = response_id
+        if type(choices) is list:
+            for choice in choices:
+                self._choice(get, choice)
+        usage = get(event, "usage", None)
+        if usage is not None:
+            self._take_usage(usage_of(usage))
 
     def _error(self, error: object) -> None:
         word = field(error, "type") or field(error, "code")

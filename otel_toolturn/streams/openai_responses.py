@@ -40,7 +40,6 @@ from otel_toolturn.streams._tool_calls import CallSlot
 ENDINGS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 CAP_STOP: Final = "max_output_tokens"
 _OPENING: Final = frozenset({"response.created", "response.in_progress", "response.queued"})
-_READ_ERRORS: Final = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 def _closed(slot: CallSlot) -> bool:
@@ -87,35 +86,30 @@ class OpenAIResponsesObserver(ObserverBase):
         self._ended = False
         self._finish: str | None = None
 
-    def feed(self, event: object) -> None:
-        """Read one event (see the module docstring); never alters it, never raises."""
-        self._events += 1
-        try:
-            opened = self._opened(event)
-            if opened is None:
+    def _read(self, event: object) -> None:
+        opened = self._opened(event)
+        if opened is None:
+            return
+        event, get = opened
+        kind = get(event, "type", None)
+        if kind == "response.output_text.delta":
+            if self._ended:
+                self._ledger.note("content", kind)
                 return
-            event, get = opened
-            kind = get(event, "type", None)
-            if kind == "response.output_text.delta":
-                if self._ended:
-                    self._ledger.note("content", kind)
-                    return
-                delta = get(event, "delta", None)
-                if type(delta) is str:
-                    self._poll.feed(delta)
-            elif kind == "response.function_call_arguments.delta":
-                if self._ended:
-                    self._ledger.note("content", kind)
-                    return
-                index = get(event, "output_index", None)
-                slot = self._slots.get(index) or self._unopened(index)
-                delta = get(event, "delta", None)
-                if type(delta) is str:
-                    slot.parts.append(delta)
-            else:
-                self._read_other(kind, event)
-        except _READ_ERRORS:
-            self._unread += 1
+            delta = get(event, "delta", None)
+            if type(delta) is str:
+                self._poll.feed(delta)
+        elif kind == "response.function_call_arguments.delta":
+            if self._ended:
+                self._ledger.note("content", kind)
+                return
+            index = get(event, "output_index", None)
+            slot = self._slots.get(index) or self._unopened(index)
+            delta = get(event, "delta", None)
+            if type(delta) is str:
+                slot.parts.append(delta)
+        else:
+            self._read_other(kind, event)
 
     def _read_other(self, kind: object, event: object) -> None:
         if kind in ENDINGS:
