@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamReport, observer_for
 from tests.streams._frames import MODEL, Frame, sse_bytes
-from tests.streams._sdk import report_of, sdk_events, sdk_final
+from tests.streams._sdk import report_of, sdk_calls, sdk_events, sdk_final, sdk_finish, sdk_usage
 
 
 def raw_report(lane: Lane, frames: Sequence[Frame | str], *, requested: str | None = MODEL) -> StreamReport:
@@ -66,3 +66,19 @@ def both(lane: Lane, frames: Sequence[Frame], *, requested: str | None = MODEL) 
 def final_of(lane: Lane, frames: Sequence[Frame]) -> object:
     """The SDK's own accumulated result over the frames."""
     return sdk_final(lane, sse_bytes(lane, frames))
+
+
+def assert_agrees_with_sdk(lane: Lane, frames: Sequence[Frame], report: StreamReport) -> None:
+    """The report's calls, finish reasons and usage are what the SDK's own accumulator makes of ``frames``."""
+    final = final_of(lane, frames)
+    assert [(c.call_id, c.name, dict(c.arguments)) for c in report.calls] == sdk_calls(final)
+    assert report.finish_reasons == sdk_finish(final)
+    assert report.usage == sdk_usage(final)
+
+
+def assert_one_truncated_drop(report: StreamReport, call_id: str, *, clause: str, torn: bool) -> None:
+    """No call, one truncated drop naming ``call_id``, the truncation clause and tornness given."""
+    assert report.calls == ()
+    assert [(d.cause, d.count, d.call_ids) for d in report.drops] == [("truncated", 1, (call_id,))]
+    assert report.truncation_clause == clause
+    assert report.torn is torn

@@ -13,7 +13,15 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, StreamReport, observer_for
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
-from tests.streams._drive import as_object, both, fed, final_of, raw_report, sdk_report
+from tests.streams._drive import (
+    as_object,
+    assert_agrees_with_sdk,
+    assert_one_truncated_drop,
+    both,
+    fed,
+    raw_report,
+    sdk_report,
+)
 from tests.streams._frames import (
     Frame,
     a_block_stop,
@@ -27,7 +35,6 @@ from tests.streams._frames import (
     a_tool_start,
     a_tool_turn,
 )
-from tests.streams._sdk import sdk_calls, sdk_finish, sdk_usage
 
 LANE: Final[Lane] = "anthropic.messages"
 ARGS = '{"location": "Paris", "unit": "celsius"}'
@@ -46,10 +53,7 @@ def test_whole_tool_turn_agrees_with_the_sdk() -> None:
     assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == [("toolu_1", "get_weather", json.loads(ARGS))]
     assert (r.drops, r.torn, r.ends_ignored, r.finish_reasons) == ((), False, None, ("tool_use",))
     assert (r.usage.input_tokens, r.usage.output_tokens, r.response_id) == (10, 20, "msg_1")
-    final = final_of(LANE, frames)
-    assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == sdk_calls(final)
-    assert r.finish_reasons == sdk_finish(final)
-    assert r.usage == sdk_usage(final)
+    assert_agrees_with_sdk(LANE, frames, r)
 
 
 @pytest.mark.parametrize("cut", range(len(ARGS)))
@@ -57,10 +61,7 @@ def test_arguments_cut_at_every_offset_are_never_a_call(cut: int) -> None:
     """Arguments cut at any byte, with no block stop: no call, one truncated drop naming the id."""
     for stop, clause in (("max_tokens", CAP_CLAUSE), (None, TRANSPORT_CLAUSE), ("end_turn", "")):
         r = raw_report(LANE, a_tool_turn("toolu_1", "get_weather", [ARGS[:cut]], close=False, stop=stop))
-        assert r.calls == ()
-        assert [(d.cause, d.count, d.call_ids) for d in r.drops] == [("truncated", 1, ("toolu_1",))]
-        assert r.truncation_clause == clause
-        assert r.torn is (stop is None)
+        assert_one_truncated_drop(r, "toolu_1", clause=clause, torn=stop is None)
         assert r.model_output_invalid is not None
         assert r.model_output_invalid.cause == "truncated"
         assert r.model_output_invalid.output_limit is (stop == "max_tokens")

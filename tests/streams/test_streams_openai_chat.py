@@ -14,9 +14,16 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, StreamReport, observer_for
 from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
-from tests.streams._drive import as_object, both, fed, final_of, raw_report, sdk_report
+from tests.streams._drive import (
+    as_object,
+    assert_agrees_with_sdk,
+    assert_one_truncated_drop,
+    both,
+    fed,
+    raw_report,
+    sdk_report,
+)
 from tests.streams._frames import Frame, c_call, c_choice, c_chunk, c_tool_turn, c_usage
-from tests.streams._sdk import sdk_calls, sdk_finish, sdk_usage
 
 LANE: Final[Lane] = "openai.chat_completions"
 ARGS = '{"location": "Seattle, WA"}'
@@ -44,10 +51,7 @@ def test_parallel_calls_agree_with_the_sdk_accumulator() -> None:
     ]
     assert (r.drops, r.torn, r.ends_ignored, r.finish_reasons) == ((), False, None, ("tool_calls",))
     assert (r.usage.input_tokens, r.usage.output_tokens, r.response_id) == (10, 20, "chatcmpl-1")
-    final = final_of(LANE, frames)
-    assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == sdk_calls(final)
-    assert r.finish_reasons == sdk_finish(final)
-    assert r.usage == sdk_usage(final)
+    assert_agrees_with_sdk(LANE, frames, r)
 
 
 @pytest.mark.parametrize("cut", range(len(ARGS)))
@@ -55,10 +59,7 @@ def test_arguments_cut_at_every_offset_are_never_a_call(cut: int) -> None:
     """Arguments cut at any byte with `length` or no finish: no call, one truncated drop naming the id."""
     for finish, clause in (("length", CAP_CLAUSE), (None, TRANSPORT_CLAUSE), ("content_filter", "")):
         r = raw_report(LANE, c_tool_turn("call_a", "get_weather", [ARGS[:cut]], finish=finish))
-        assert r.calls == ()
-        assert [(d.cause, d.count, d.call_ids) for d in r.drops] == [("truncated", 1, ("call_a",))]
-        assert r.truncation_clause == clause
-        assert r.torn is (finish is None)
+        assert_one_truncated_drop(r, "call_a", clause=clause, torn=finish is None)
 
 
 @pytest.mark.parametrize("cut", range(1, len(ARGS)))

@@ -9,7 +9,7 @@ import pytest
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, observer_for
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
-from tests.streams._drive import both, final_of, raw_report
+from tests.streams._drive import assert_agrees_with_sdk, assert_one_truncated_drop, both, raw_report
 from tests.streams._frames import (
     Frame,
     r_args,
@@ -21,7 +21,6 @@ from tests.streams._frames import (
     r_text,
     r_tool_turn,
 )
-from tests.streams._sdk import sdk_calls, sdk_finish, sdk_usage
 
 LANE: Final[Lane] = "openai.responses"
 ARGS = '{"country": "France"}'
@@ -37,10 +36,7 @@ def test_whole_call_agrees_with_the_sdk_final_response() -> None:
     ]
     assert (r.drops, r.torn, r.ends_ignored, r.finish_reasons) == ((), False, None, ("completed",))
     assert (r.usage.input_tokens, r.usage.output_tokens, r.response_id) == (10, 20, "resp_1")
-    final = final_of(LANE, frames)
-    assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == sdk_calls(final)
-    assert r.finish_reasons == sdk_finish(final)
-    assert r.usage == sdk_usage(final)
+    assert_agrees_with_sdk(LANE, frames, r)
 
 
 @pytest.mark.parametrize("cut", range(len(ARGS)))
@@ -48,10 +44,7 @@ def test_arguments_cut_at_every_offset_are_never_a_call(cut: int) -> None:
     """Arguments cut at any byte with no done frame: no call, one truncated drop naming the id."""
     for end, clause in (("incomplete", CAP_CLAUSE), (None, TRANSPORT_CLAUSE), ("completed", "")):
         r = raw_report(LANE, r_tool_turn("call_1", "get_capital", [ARGS[:cut]], done=False, end=end))
-        assert r.calls == ()
-        assert [(d.cause, d.count, d.call_ids) for d in r.drops] == [("truncated", 1, ("call_1",))]
-        assert r.truncation_clause == clause
-        assert r.torn is (end is None)
+        assert_one_truncated_drop(r, "call_1", clause=clause, torn=end is None)
 
 
 @pytest.mark.parametrize("cut", range(1, len(ARGS)))
