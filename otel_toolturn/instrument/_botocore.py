@@ -1,11 +1,18 @@
-"""boto3 / botocore ``bedrock-runtime`` ``converse`` and ``converse_stream``: the call hook and the watched result.
+"""boto3 / botocore ``bedrock-runtime``: ``converse``, ``converse_stream`` and Anthropic ``invoke_model``.
+
+The call hook and the watched result of the operations that carry a tool-turn transcript:
+``Converse`` and ``ConverseStream`` (the ``bedrock.converse`` lane, ``messages``), and
+``InvokeModel`` and ``InvokeModelWithResponseStream`` whose body is Anthropic Messages JSON (the
+``anthropic.messages`` lane; ``anthropic_body`` says which bodies are). ``gen_ai.provider.name`` is
+``aws.bedrock`` on both.
 
 Where it hooks (both from the patch table, ``_patches.TARGETS``):
 
 - the call: ``botocore.client.BaseClient._make_api_call(operation_name, api_params)``. botocore
   generates every client method at run time and each one calls this function, so one patch reaches
   every client, made before or after ``instrument``. ``api_call_wrapper`` lets every operation through
-  untouched but bedrock-runtime's ``Converse`` and ``ConverseStream``.
+  untouched but bedrock-runtime's ``Converse`` and ``ConverseStream``, and its ``InvokeModel`` and
+  ``InvokeModelWithResponseStream`` with an Anthropic body.
 - the send: ``botocore.endpoint.Endpoint._send(request)``, through the send hook every SDK shares
   (``_patches``: kind ``send``). botocore calls it once per HTTP attempt it makes (its retries
   included), and only for a request that really goes out: an attempt a ``before-send`` handler answers
@@ -28,18 +35,31 @@ recorded (``CallRecord.response``); a stream's ``EventStream`` is handed back wa
 botocore's exceptions (``ClientError`` and its ``ValidationException``, ``ParamValidationError``) reach
 the caller unchanged; a call sent ends its span with ``error.type``; a call never sent records nothing.
 Anything otel-toolturn fails at is counted, logged at debug, and the call goes on uninstrumented.
+Per InvokeModel call, the same on the body's Anthropic request: ``params["body"]`` (JSON bytes or a
+string) is decoded, decided as the anthropic SDK's ``messages.create`` keyword arguments are, and
+encoded again only when the decision changed it (bytes stay bytes, a string a string); any other
+body (not JSON, not an object, no ``anthropic_version`` or no ``messages`` list, a file) is sent
+untouched and records nothing. The whole response's ``body`` is handed back watched
+(``WatchedBody``: the message checked and the span ended when the caller reads it whole, or closes
+it); a stream's events are watched as Anthropic's, each ``chunk``'s ``bytes`` read by the
+``anthropic.messages`` observer.
+
 A botocore call made while a Converse call is pending (a credentials provider calling STS to sign
 it) runs with no call pending, so its send never takes the Converse call's record.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import wrapt
+
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._pending import PENDING, PendingCall
-from otel_toolturn.instrument._proxies import StreamProxy
+from otel_toolturn.instrument._proxies import StreamProxy, when_collected
+from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import Materialised, decide_request, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
@@ -50,14 +70,19 @@ OPERATIONS: Final = frozenset({"Converse", "ConverseStream"})
 """The operations of ``SERVICE`` that carry a ``messages`` transcript (the ``bedrock.converse`` lane)."""
 STREAMED: Final = "ConverseStream"
 """The operation whose response holds an ``EventStream`` under ``stream``."""
+INVOKE_OPERATIONS: Final = frozenset({"InvokeModel", "InvokeModelWithResponseStream"})
+"""The operations of ``SERVICE`` whose ``body`` may be an Anthropic Messages request (``INVOKE_LANE``)."""
+INVOKE_STREAMED: Final = "InvokeModelWithResponseStream"
+"""The invoke operation whose response holds an ``EventStream`` of ``chunk`` events under ``body``."""
+INVOKE_LANE: Final[Lane] = "anthropic.messages"
 
 TelemetryOf = Callable[[], Telemetry | None]
 ServerOf = Callable[[str], tuple[str | None, int | None]]
 
 
 def instrumented(instance: object, operation_name: object) -> bool:
-    """Whether a ``_make_api_call`` is one this module instruments: a Converse operation of bedrock-runtime."""
-    if operation_name not in OPERATIONS:
+    """Whether a ``_make_api_call`` may be one this module instruments: bedrock-runtime's Converse or invoke."""
+    if operation_name not in OPERATIONS and operation_name not in INVOKE_OPERATIONS:
         return False
     service_model = getattr(getattr(instance, "meta", None), "service_model", None)
     return getattr(service_model, "service_name", None) == SERVICE
@@ -74,8 +99,44 @@ def _passed_through(wrapped: Callable[..., object], args: tuple[Any, ...], kwarg
         PENDING.reset(token)
 
 
+def anthropic_body(body: object) -> dict[str, object] | None:
+    """An invoke ``body`` read as an Anthropic Messages request; ``None`` when it is not one.
+
+    One: JSON bytes (UTF-8) or a string holding an object with ``anthropic_version`` and a
+    ``messages`` list. Anything else (a file, another model's body, text that is not JSON) is ``None``.
+    """
+    if isinstance(body, (bytes, bytearray)):
+        try:
+            text = bytes(body).decode()
+        except UnicodeDecodeError:
+            return None
+    elif isinstance(body, str):
+        text = body
+    else:
+        return None
+    try:
+        request = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(request, dict) or "anthropic_version" not in request:
+        return None
+    return request if isinstance(request.get("messages"), list) else None
+
+
+def encoded_body(request: Mapping[str, object], like: object) -> bytes | str:
+    """``request`` as JSON, of the caller's body's kind: a string for a string, else UTF-8 bytes."""
+    text = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+    return text if isinstance(like, str) else text.encode()
+
+
 def _begin(
-    telemetry: Telemetry, lane: Lane, instance: object, params: dict[str, object], server_of: ServerOf
+    telemetry: Telemetry,
+    lane: Lane,
+    instance: object,
+    params: dict[str, object],
+    server_of: ServerOf,
+    *,
+    model: object,
 ) -> PendingCall | None:
     """Decide what is sent and make the call pending; ``None``: proceed uninstrumented (the failure counted)."""
     try:
@@ -85,7 +146,6 @@ def _begin(
         return None
     try:
         endpoint = getattr(getattr(instance, "meta", None), "endpoint_url", None)
-        model = params.get("modelId")
         return PendingCall(
             telemetry,
             lane=lane,
@@ -100,8 +160,59 @@ def _begin(
         return None
 
 
+class WatchedBody(wrapt.ObjectProxy[Any]):
+    """The ``body`` of an InvokeModel response (botocore's ``StreamingBody``), watched.
+
+    The caller reads it as without instrumentation. Read whole (``read()``, or reads up to its end),
+    its JSON is checked as an Anthropic message and the call finished; a read that raises finishes
+    the call with that error; ``close()`` or collection unread finishes it as the caller's stop.
+    """
+
+    def __init__(self, wrapped: object, record: CallRecord) -> None:
+        super().__init__(wrapped)
+        self._self_record = record
+        self._self_data = bytearray()
+        when_collected(self, record.finish, caller_closed=True)
+
+    def read(self, amt: int | None = None) -> bytes:
+        """The wrapped body's ``read``; the call recorded once the body has been read to its end."""
+        record = self._self_record
+        try:
+            data: bytes = self.__wrapped__.read(amt)
+        except BaseException as exc:
+            record.finish(exc, caller_closed=not isinstance(exc, Exception))
+            raise
+        self._self_data += data
+        if amt is None or not data:
+            try:
+                message: object = json.loads(bytes(self._self_data))
+            except ValueError:
+                message = None
+            record.response(message)
+        return data
+
+    def close(self) -> object:
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+
+def chunk_bytes(event: object) -> object:
+    """What the Anthropic observer reads of an ``InvokeModelWithResponseStream`` event: its ``chunk``'s bytes.
+
+    Any other event (none carries a message event) is read as it is.
+    """
+    chunk = event.get("chunk") if isinstance(event, Mapping) else None
+    payload = chunk.get("bytes") if isinstance(chunk, Mapping) else None
+    return payload if isinstance(payload, bytes) else event
+
+
 def _watched(telemetry: Telemetry, call: PendingCall, operation_name: str, result: object) -> object:
-    """The response handed back: a whole one checked and recorded; a stream's ``EventStream`` watched."""
+    """The response handed back: a whole one checked and recorded; a stream's ``EventStream`` watched.
+
+    An invoke response's ``body`` is watched as Anthropic's (``WatchedBody``, or its stream's chunks).
+    """
     call.handed_over()
     record = call.record
     if record is None:
@@ -110,6 +221,11 @@ def _watched(telemetry: Telemetry, call: PendingCall, operation_name: str, resul
         stream = result.get("stream") if isinstance(result, Mapping) else None
         if operation_name == STREAMED and stream is not None:
             return {**result, "stream": StreamProxy(stream, record)}  # type: ignore[dict-item]
+        body = result.get("body") if isinstance(result, Mapping) else None
+        if operation_name == INVOKE_STREAMED and body is not None:
+            return {**result, "body": StreamProxy(body, record, read=chunk_bytes)}  # type: ignore[dict-item]
+        if operation_name in INVOKE_OPERATIONS and body is not None:
+            return {**result, "body": WatchedBody(body, record)}  # type: ignore[dict-item]
         record.response(result)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
@@ -144,18 +260,60 @@ def api_call_wrapper(lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf)
         operation_name, params = args
         if not isinstance(params, dict):
             return wrapped(*args)
+        if operation_name in INVOKE_OPERATIONS:
+            return _invoke(wrapped, telemetry, instance, operation_name, params, server_of=server_of)
         materialised = _materialised(telemetry, lane, params)
         if not materialised.readable:
             return wrapped(operation_name, materialised.kwargs)
-        call = _begin(telemetry, lane, instance, materialised.kwargs, server_of)
+        call = _begin(telemetry, lane, instance, materialised.kwargs, server_of, model=params.get("modelId"))
         if call is None:
             return wrapped(operation_name, materialised.kwargs)
-        try:
-            with call.sending():
-                result = wrapped(operation_name, call.kwargs)
-        except BaseException as exc:
-            call.failed(exc)
-            raise
-        return _watched(telemetry, call, operation_name, result)
+        return _sent(wrapped, telemetry, call, operation_name, call.kwargs)
 
     return wrapper
+
+
+def _sent(
+    wrapped: Callable[..., object], telemetry: Telemetry, call: PendingCall, operation_name: str, params: object
+) -> object:
+    """Run the decided call pending and hand back its watched response (botocore's exceptions unchanged)."""
+    try:
+        with call.sending():
+            result = wrapped(operation_name, params)
+    except BaseException as exc:
+        call.failed(exc)
+        raise
+    return _watched(telemetry, call, operation_name, result)
+
+
+def _invoke(
+    wrapped: Callable[..., object],
+    telemetry: Telemetry,
+    instance: object,
+    operation_name: str,
+    params: dict[str, object],
+    *,
+    server_of: ServerOf,
+) -> object:
+    """An invoke call: its Anthropic body decided and sent (see the module docstring); any other body untouched."""
+    try:
+        request = anthropic_body(params.get("body"))
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("request", exc)
+        request = None
+    if request is None:
+        return _passed_through(wrapped, (operation_name, params), {})
+    materialised = _materialised(telemetry, INVOKE_LANE, request)
+    if not materialised.readable:
+        return wrapped(operation_name, params)
+    call = _begin(telemetry, INVOKE_LANE, instance, materialised.kwargs, server_of, model=params.get("modelId"))
+    if call is None:
+        return wrapped(operation_name, params)
+    sent = params
+    if call.kwargs is not request:
+        try:
+            sent = {**params, "body": encoded_body(call.kwargs, params.get("body"))}
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("request", exc)
+            return wrapped(operation_name, params)
+    return _sent(wrapped, telemetry, call, operation_name, sent)

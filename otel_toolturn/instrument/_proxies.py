@@ -15,7 +15,9 @@ when it came before the lane's final frame; ``close()``, context exit, closing `
 collection, and a read cancelled or interrupted (a ``BaseException`` that is not an
 ``Exception``) are the caller's stop (``caller_closed``): closed early, never torn.
 
-- ``StreamProxy`` / ``AsyncStreamProxy``: the SDKs' ``Stream`` / ``AsyncStream``.
+- ``StreamProxy`` / ``AsyncStreamProxy``: the SDKs' ``Stream`` / ``AsyncStream`` (``read``: what the
+  observer reads of each event, when the lane's event rides inside the SDK's, as
+  in Bedrock's ``InvokeModelWithResponseStream`` chunks).
 - ``RawResponseProxy``: ``with_raw_response`` / ``with_streaming_response`` results; ``parse()``
   hands back the parsed object, watched in turn (a stream is proxied; a whole response checked).
 - ``watch_steps``: a generator of the SDK whose first step sends the request (google-genai's
@@ -102,9 +104,10 @@ class _ClosingResponse(wrapt.ObjectProxy[Any]):
 class StreamProxy(wrapt.ObjectProxy[Any]):
     """A synchronous SDK stream, watched (see the module docstring)."""
 
-    def __init__(self, wrapped: object, record: CallRecord) -> None:
+    def __init__(self, wrapped: object, record: CallRecord, *, read: Callable[[object], object] | None = None) -> None:
         super().__init__(wrapped)
         self._self_record = record
+        self._self_read = read
         record.start_stream()
         when_collected(self, record.finish, caller_closed=True)
 
@@ -115,6 +118,11 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
     def __iter__(self) -> Iterator[object]:
         return self._self_events()
 
+    def _self_feed(self, event: object) -> None:
+        """Feed ``event`` to the record, or what ``read`` takes of it (a wrapper's payload: the lane's own event)."""
+        read = self._self_read
+        self._self_record.feed(event if read is None else read(event))
+
     def _self_events(self) -> Iterator[object]:
         """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is).
 
@@ -124,7 +132,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         record = self._self_record
         try:
             for event in self.__wrapped__:
-                record.feed(event)
+                self._self_feed(event)
                 yield event
         except GeneratorExit:
             raise
@@ -143,7 +151,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
         except BaseException as exc:
             _read_failed(record, exc)
             raise
-        record.feed(event)
+        self._self_feed(event)
         return event
 
     def __enter__(self) -> StreamProxy:
@@ -168,9 +176,10 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
 class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
     """An asynchronous SDK stream, watched (see the module docstring)."""
 
-    def __init__(self, wrapped: object, record: CallRecord) -> None:
+    def __init__(self, wrapped: object, record: CallRecord, *, read: Callable[[object], object] | None = None) -> None:
         super().__init__(wrapped)
         self._self_record = record
+        self._self_read = read
         record.start_stream()
         when_collected(self, record.finish, caller_closed=True)
 
@@ -181,12 +190,17 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
     def __aiter__(self) -> AsyncIterator[object]:
         return self._self_async_events()
 
+    def _self_feed(self, event: object) -> None:
+        """Feed ``event`` to the record, or what ``read`` takes of it (as ``StreamProxy``)."""
+        read = self._self_read
+        self._self_record.feed(event if read is None else read(event))
+
     async def _self_async_events(self) -> AsyncIterator[object]:
         """What ``async for`` reads: the SDK's own iteration, each event fed on the way (as ``StreamProxy``)."""
         record = self._self_record
         try:
             async for event in self.__wrapped__:
-                record.feed(event)
+                self._self_feed(event)
                 yield event
         except GeneratorExit:
             raise
@@ -205,7 +219,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
         except BaseException as exc:
             _read_failed(record, exc)
             raise
-        record.feed(event)
+        self._self_feed(event)
         return event
 
     async def __aenter__(self) -> AsyncStreamProxy:

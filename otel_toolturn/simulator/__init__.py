@@ -1,4 +1,6 @@
-"""An embedded provider simulator on loopback: Anthropic Messages, Chat, Responses, Gemini, Bedrock Converse.
+"""An embedded provider simulator on loopback: Anthropic Messages, Chat, Responses, Gemini, Bedrock.
+
+Bedrock: Converse, and InvokeModel with an Anthropic body.
 
 It enforces each provider's tool-turn rules with the provider's own 400 body and words, answers
 valid requests with scripted turns (tool calls, text) as plain JSON or SSE (Bedrock: its event stream), can misbehave on

@@ -1,7 +1,8 @@
-"""boto3 ``bedrock-runtime`` ``converse`` / ``converse_stream`` through the instrumentation, against the simulator."""
+"""boto3 ``bedrock-runtime`` ``converse`` / ``converse_stream`` and Anthropic ``invoke_model``, instrumented."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 import botocore.client
@@ -217,3 +218,160 @@ def test_a_call_without_inference_config_carries_no_request_parameters(instrumen
     parameters = {key for key, _ in names.REQUEST_PARAMETERS[LANE]}
     for span in otel.call_spans():
         assert parameters.isdisjoint(span.attributes or {})
+
+
+ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
+INVOKE_BROKEN: Final[dict[str, list[dict[str, object]]]] = {
+    "interrupted": [
+        {"role": "user", "content": "Look both up."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}},
+                {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}]},
+        {"role": "assistant", "content": "One is in."},
+        {"role": "user", "content": "Go on."},
+    ],
+    "trimmed": [
+        {"role": "user", "content": "Look it up."},
+        {"role": "assistant", "content": "Looking."},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "found"}]},
+    ],
+}
+"""The two breaks in an Anthropic Messages body: a call left without its result, a result whose call was trimmed."""
+INVOKE_CASES: Final = [(name, streamed) for name in sorted(INVOKE_BROKEN) for streamed in (False, True)]
+
+
+def anthropic_body(messages: list[dict[str, object]]) -> bytes:
+    """An InvokeModel body in Anthropic Messages JSON, as Bedrock takes it."""
+    return json.dumps({"anthropic_version": ANTHROPIC_VERSION, "max_tokens": 256, "messages": messages}).encode()
+
+
+def invoke(client: Any, body: bytes | str, *, streamed: bool) -> dict[str, Any]:
+    """One invoke call, plain or streamed; the Anthropic message (plain) or its events by type (streamed)."""
+    if not streamed:
+        return dict(json.loads(client.invoke_model(modelId=MODEL, body=body)["body"].read()))
+    response = client.invoke_model_with_response_stream(modelId=MODEL, body=body)
+    events = [json.loads(event["chunk"]["bytes"]) for event in response["body"]]
+    return {"types": [event["type"] for event in events]}
+
+
+def wire_bodies(client: Any) -> list[bytes]:
+    """The bytes of every invoke body ``client`` puts on the wire, in order (botocore's ``before-send``)."""
+    bodies: list[bytes] = []
+
+    def capture(request: Any, **_: object) -> None:
+        bodies.append(request.body)
+
+    client.meta.events.register("before-send.bedrock-runtime", capture)
+    return bodies
+
+
+@pytest.mark.parametrize(("name", "streamed"), INVOKE_CASES)
+def test_invoke_model_with_an_anthropic_body_is_repaired_and_answered(
+    instrument: Instrument, sim: Simulator, name: str, streamed: bool
+) -> None:
+    """Repair mode, ``invoke_model`` (plain, streamed), a broken Anthropic body: sent valid, one span, repaired."""
+    otel = instrument(mode="repair")
+    answer = invoke(bedrock_client(sim.base_url), anthropic_body(INVOKE_BROKEN[name]), streamed=streamed)
+    if streamed:
+        assert answer["types"][0] == "message_start"
+        assert answer["types"][-1] == "message_stop"
+    else:
+        assert answer["type"] == "message"
+    (request,) = sim.requests
+    assert (request.lane, request.status) == ("anthropic.messages", 200)
+    assert validate(request.body["messages"], lane="anthropic.messages") == []  # type: ignore[index]
+    span = the_span(otel)
+    assert span.attributes[names.PROVIDER] == "aws.bedrock"
+    assert span.attributes[names.LANE] == "anthropic.messages"
+    assert span.attributes[names.GEN_AI_REQUEST_MODEL] == MODEL
+    assert span.attributes[names.GEN_AI_REQUEST_STREAM] is streamed
+    assert span.attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
+    assert span.attributes[names.REPAIRS_FORMS] == (REPAIR_OF[name],)
+    assert span.status.status_code.name == "UNSET"
+    repairs = otel.total(names.REPAIRS.name, toolturn__lane="anthropic.messages", gen_ai__provider__name="aws.bedrock")
+    assert repairs == 1
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+
+
+@pytest.mark.parametrize(("name", "streamed"), INVOKE_CASES)
+def test_invoke_model_in_observe_mode_is_sent_as_written_and_refused(
+    instrument: Instrument, sim: Simulator, name: str, streamed: bool
+) -> None:
+    """Observe mode: the caller's very bytes go out, botocore raises ``ValidationException``, the finding recorded."""
+    otel = instrument(mode="observe")
+    client = bedrock_client(sim.base_url)
+    sent = wire_bodies(client)
+    body = anthropic_body(INVOKE_BROKEN[name])
+    with pytest.raises(ClientError) as refused:
+        invoke(client, body, streamed=streamed)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert sent == [body]
+    assert [(r.lane, r.status) for r in sim.requests] == [("anthropic.messages", 400)]
+    assert the_span(otel).attributes[names.ERROR_TYPE] == "ValidationException"
+    (event,) = otel.events(names.EVENT_REPAIR)
+    assert event[names.REPAIR_FORM] == REPAIR_OF[name]
+
+
+def test_a_valid_anthropic_body_goes_out_as_the_very_same_bytes(instrument: Instrument, sim: Simulator) -> None:
+    """Nothing to repair: the body is not re-encoded (the caller's own spacing reaches the wire); the call recorded."""
+    otel = instrument(mode="repair")
+    client = bedrock_client(sim.base_url)
+    sent = wire_bodies(client)
+    body = json.dumps(
+        {"anthropic_version": ANTHROPIC_VERSION, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi."}]},
+        indent=2,
+    )
+    invoke(client, body, streamed=False)
+    assert sent == [body.encode()]
+    assert otel.events(names.EVENT_REPAIR) == []
+    assert len(otel.call_spans()) == 1
+
+
+def test_a_repaired_string_body_is_sent_as_a_string(
+    instrument: Instrument, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken body given as a string is repaired and handed to botocore as a string again (bytes stay bytes)."""
+    instrument(mode="repair")
+    kinds: list[type] = []
+    encoded = _botocore.encoded_body
+
+    def spy(request: Any, like: object) -> bytes | str:
+        out = encoded(request, like)
+        kinds.append(type(out))
+        return out
+
+    monkeypatch.setattr(_botocore, "encoded_body", spy)
+    client = bedrock_client(sim.base_url)
+    invoke(client, anthropic_body(INVOKE_BROKEN["interrupted"]).decode(), streamed=False)
+    invoke(client, anthropic_body(INVOKE_BROKEN["interrupted"]), streamed=False)
+    assert kinds == [str, bytes]
+    assert [r.status for r in sim.requests] == [200, 200]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"inputText": "Hello.", "textGenerationConfig": {"maxTokenCount": 8}}',
+        b'{"anthropic_version": "bedrock-2023-05-31", "prompt": "Human: hi"}',
+        b"not json",
+        b"\xff\xfe",
+    ],
+)
+def test_an_invoke_body_that_is_not_anthropic_messages_passes_untouched(
+    instrument: Instrument, sim: Simulator, body: bytes
+) -> None:
+    """Another model's body, a prompt without ``messages``, text that is not JSON: sent as is, nothing recorded."""
+    otel = instrument(mode="repair")
+    client = bedrock_client(sim.base_url)
+    sent = wire_bodies(client)
+    with pytest.raises(ClientError):
+        client.invoke_model(modelId=MODEL, body=body)
+    assert sent == [body]
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0

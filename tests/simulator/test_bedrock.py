@@ -1,4 +1,4 @@
-"""The simulator's Bedrock Converse lane: the real boto3 client reads its replies, refusals, event streams."""
+"""The simulator's Bedrock Converse and Anthropic invoke lanes: real boto3 reads its replies, refusals, streams."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 from otel_toolturn import validate
 from otel_toolturn.simulator import DEFAULT_ANSWER, ScriptedCall, ScriptedTurn, Simulator
 from otel_toolturn.simulator._bedrock import route
+from otel_toolturn.simulator._bedrock_invoke import route as invoke_route
 from otel_toolturn.simulator._eventstream import encode_message
 from tests.bedrock_wire import BROKEN, MODEL, TOOL_CONFIG, assistant, bedrock_client, result, text, use, user
 
@@ -167,3 +168,56 @@ def test_a_repeated_prompt_reports_cached_tokens(sim: Simulator) -> None:
     again = client.converse(modelId=MODEL, messages=messages)
     assert again["usage"]["cacheReadInputTokens"] > 0
     assert sim.summary("bedrock.converse").cached_tokens == again["usage"]["cacheReadInputTokens"]
+
+
+def invoke_body(messages: list[dict[str, object]]) -> bytes:
+    """An InvokeModel body in Anthropic Messages JSON."""
+    return json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": messages}).encode()
+
+
+def test_invoke_route_reads_the_model_and_the_method() -> None:
+    """``invoke`` and ``invoke-with-response-stream`` are the invoke lane's; Converse paths are not."""
+    assert invoke_route("/model/a.b-v1%3A0/invoke") == {"model": "a.b-v1:0", "stream": False}
+    assert invoke_route("/model/m/invoke-with-response-stream") == {"model": "m", "stream": True}
+    assert invoke_route("/model/m/converse") is None
+
+
+def test_invoke_model_answers_an_anthropic_message(sim: Simulator) -> None:
+    """``invoke_model`` with an Anthropic body: the Anthropic lane's message in the body, the model from the path."""
+    sim.enqueue(TWO_CALLS)
+    response = bedrock_client(sim.base_url).invoke_model(
+        modelId=MODEL, body=invoke_body([{"role": "user", "content": "Look up alpha and beta."}])
+    )
+    message = json.loads(response["body"].read())
+    assert (message["type"], message["model"], message["stop_reason"]) == ("message", MODEL, "tool_use")
+    assert [block["type"] for block in message["content"]] == ["text", "tool_use", "tool_use"]
+    (request,) = sim.requests
+    assert (request.lane, request.status) == ("anthropic.messages", 200)
+
+
+def test_invoke_with_response_stream_carries_anthropic_events_in_chunks(sim: Simulator) -> None:
+    """Each Anthropic event arrives as one ``chunk`` whose ``bytes`` botocore decodes to the event's JSON."""
+    sim.enqueue(TWO_CALLS)
+    response = bedrock_client(sim.base_url).invoke_model_with_response_stream(
+        modelId=MODEL, body=invoke_body([{"role": "user", "content": "Look up alpha and beta."}])
+    )
+    events = [json.loads(event["chunk"]["bytes"]) for event in response["body"]]
+    assert events[0]["type"] == "message_start"
+    assert events[-1]["type"] == "message_stop"
+    assert sum(event["type"] == "content_block_start" for event in events) == 3
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_invoke_model_refuses_a_broken_history_as_the_service_does(sim: Simulator, streamed: bool) -> None:
+    """A call without its result: HTTP 400 ``ValidationException`` in the Anthropic API's words, plain and streamed."""
+    messages: list[dict[str, object]] = [
+        {"role": "user", "content": "Read a."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_a", "name": "read", "input": {}}]},
+        {"role": "user", "content": "Go on."},
+    ]
+    client = bedrock_client(sim.base_url)
+    call = client.invoke_model_with_response_stream if streamed else client.invoke_model
+    with pytest.raises(ClientError, match="tool_use` ids were found without `tool_result` blocks") as refused:
+        call(modelId=MODEL, body=invoke_body(messages))
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert [r.status for r in sim.requests] == [400]
