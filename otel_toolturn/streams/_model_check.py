@@ -23,6 +23,13 @@ from otel_toolturn.streams._provider_word import is_provider_word
 
 _SNAPSHOT_SUFFIX: Final = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3})")
 _ALIAS_SUFFIX: Final = "-latest"
+_BEDROCK_MODEL_ID: Final = re.compile(
+    r"(?:arn:aws[\w-]*:bedrock:[^/]*/)?"  # an inference profile's or a foundation model's ARN
+    r"(?:[a-z]{2,6}(?:-gov)?\.)?"  # a cross-region inference profile: us., eu., apac., us-gov., global.
+    r"(?:ai21|amazon|anthropic|cohere|deepseek|meta|mistral|openai|qwen|stability|writer)\."  # the vendor
+    r"(?P<model>.+?)"
+    r"(?:-v\d+(?::\d+)?)?"  # the service's model version
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,12 +54,17 @@ def names_requested_model(reported: str, requested: str) -> bool:
     ``claude-haiku-4-5-20251001``; ``claude-3-5-haiku-latest`` → ``claude-3-5-haiku-20241022``;
     ``gemini-1.5-flash`` → ``gemini-1.5-flash-002``). That is the requested model, not a
     substitution: the snapshot suffix is ``-YYYY-MM-DD``, ``-YYYYMMDD``, ``-MMDD`` or a
-    three-digit version ``-NNN`` after the requested id (a trailing ``-latest`` removed). Nothing
-    else names it.
+    three-digit version ``-NNN`` after the requested id (a trailing ``-latest`` removed). A Bedrock
+    model id names the vendor's model it wraps: ``anthropic.claude-3-5-haiku-20241022-v1:0``,
+    ``us.anthropic.claude-…-v1:0`` and their ARNs are answered as ``claude-3-5-haiku-20241022``.
+    Nothing else names it.
     """
     if reported == requested:
         return True
-    stem = requested.removesuffix(_ALIAS_SUFFIX)
+    bedrock = _BEDROCK_MODEL_ID.fullmatch(requested)
+    stem = (bedrock.group("model") if bedrock else requested).removesuffix(_ALIAS_SUFFIX)
+    if reported == stem:
+        return True
     return reported.startswith(stem) and _SNAPSHOT_SUFFIX.fullmatch(reported, len(stem)) is not None
 
 

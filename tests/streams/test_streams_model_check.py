@@ -80,3 +80,26 @@ def test_names_requested_model_rejects_other_suffixes() -> None:
     assert not names_requested_model("gpt-4o-audio", "gpt-4o")
     assert not names_requested_model("gpt-4o-12345", "gpt-4o")
     assert not names_requested_model("gpt-4", "gpt-4o")
+
+
+@pytest.mark.parametrize(
+    "requested",
+    [
+        "anthropic.claude-3-5-haiku-20241022-v1:0",
+        "us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        "global.anthropic.claude-3-5-haiku-20241022-v1:0",
+        "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0",
+        "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+    ],
+)
+def test_a_bedrock_model_id_names_the_model_it_wraps(requested: str) -> None:
+    """Bedrock answers its model id (vendor, region profile, version, ARN) with the vendor's model name."""
+    assert names_requested_model("claude-3-5-haiku-20241022", requested)
+    assert not names_requested_model("claude-3-5-sonnet-20241022", requested)
+    assert not names_requested_model("claude-3-5-haiku", requested)
+
+
+def test_a_dotted_model_name_is_not_read_as_a_bedrock_id() -> None:
+    """Only a known Bedrock vendor prefix is taken away: a dotted name of another provider stays whole."""
+    assert not names_requested_model("5-flash", "gemini-1.5-flash")
+    assert names_requested_model("gemini-1.5-flash-002", "gemini-1.5-flash")
