@@ -431,6 +431,17 @@ class LaneAdapter(Protocol):
     def claims_item(self, item: Mapping[object, object]) -> bool:
         """Whether one transcript item read without its lane is this lane's beyond doubt."""
 
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """The wire body ``body`` read as the SDK call the request pipeline reads the lane in.
+
+        ``body`` itself where the two are spelled alike; ``model``: the model the call names, where the body holds none.
+        """
+
+    def body_writes(
+        self, body: Mapping[str, object], request: Mapping[str, object], sent: Mapping[str, object]
+    ) -> dict[str, object]:
+        """What to write into ``body`` so it sends ``sent``, decided from ``request`` (``sdk_request``'s reading)."""
+
     @property
     def handoff(self) -> HandoffWire | None:
         """The lane's handoff spelling; ``None``: no handoff runs on it (its system prompt lives outside the list)."""

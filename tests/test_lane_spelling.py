@@ -64,12 +64,7 @@ TABLES: Final = frozenset({"instrument/_patches.py", "instrument/names.py", "int
 """Modules whose job is to name lanes: the SDK patch table, the telemetry names (per-lane operations), and
 LiteLLM's entry-point table (the lane whose shape each entry point hands back)."""
 
-NOT_YET_MOVED: Final[dict[str, str]] = {
-    "integrations/_litellm_lanes.py": (
-        "LiteLLM's route to lane (lane_of), its per-lane constants, and the Gemini REST body read as google-genai's"
-        " config (contents, system_instruction, tools, toolConfig)"
-    ),
-}
+NOT_YET_MOVED: Final[dict[str, str]] = {}
 """Checked modules still spelling lanes or provider fields, with what they spell (relative to ``otel_toolturn``)."""
 
 

@@ -8,9 +8,10 @@ use, so the instrumentation's private modules stay private to it:
 
 - ``live_telemetry()``: the live instrumentation's ``Telemetry`` (``None`` while uninstrumented:
   every hook then passes through);
-- the request: ``materialise`` (read the call's arguments as the SDK would), ``prepare_request``
-  (the law and the composed request: a ``Decision``), ``current_scope`` (the ``withhold_tools``
-  scope of this context);
+- the request: ``materialise`` (read the call's arguments as the SDK would), ``decide_request``
+  (the law and the composed request: a ``Decision``), ``record_sent`` (the receipt of a decision as
+  it goes out: call it once per request sent, which may be later than the decision), ``current_scope``
+  (the ``withhold_tools`` scope of this context);
 - the record: ``CallRecord`` (one call's span, metrics and events), ``server_of`` (a base URL's
   ``server.address`` and ``server.port``), ``Provider`` and ``ProviderName``;
 - the stream: ``StreamProxy`` and ``AsyncStreamProxy`` (a stream watched on its way to the caller,
@@ -26,7 +27,7 @@ from otel_toolturn.instrument._config import Provider, ProviderName
 from otel_toolturn.instrument._patches import STATE, server_of
 from otel_toolturn.instrument._proxies import AsyncStreamProxy, StreamProxy, when_collected
 from otel_toolturn.instrument._record import CallRecord
-from otel_toolturn.instrument._request import Decision, materialise, prepare_request
+from otel_toolturn.instrument._request import Decision, decide_request, materialise, record_sent
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
@@ -39,9 +40,10 @@ __all__ = [
     "StreamProxy",
     "Telemetry",
     "current_scope",
+    "decide_request",
     "live_telemetry",
     "materialise",
-    "prepare_request",
+    "record_sent",
     "server_of",
     "when_collected",
 ]

@@ -19,20 +19,35 @@ A call that sent nothing has no record and its result passes as it is. A call ma
 another wrapped call (LiteLLM's own retries and routes) joins the outer call's scope. Everything
 here is guarded: a failure of its own is counted and the call's result is returned as LiteLLM
 gave it, the record ended. LiteLLM's own exceptions reach the caller unchanged.
+
+This module is also LiteLLM's table, the one place its vocabulary meets the lanes: which lanes each
+LiteLLM provider's bodies speak (``ROUTES``, read by ``_litellm_lanes.lane_of``), the lane of the
+Anthropic-native messages route, the lanes whose stream LiteLLM assembles in their own shape, and the
+body builders LiteLLM serialises and signs before any hook sees the body (``BUILDERS``: there the
+decision is made on the body as it is built, ``builder_wrapper``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from types import CoroutineType
+from types import CoroutineType, MappingProxyType
 from typing import Any, Final, cast
 
 import wrapt
 
 from otel_toolturn._vocab import Lane
-from otel_toolturn.instrument.calls import AsyncStreamProxy, CallRecord, StreamProxy, live_telemetry, when_collected
+from otel_toolturn.instrument.calls import (
+    AsyncStreamProxy,
+    CallRecord,
+    Provider,
+    ProviderName,
+    StreamProxy,
+    live_telemetry,
+    when_collected,
+)
 from otel_toolturn.integrations._litellm_calls import SCOPE, CallScope, OpenCalls
+from otel_toolturn.integrations._litellm_lanes import Route
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -61,6 +76,130 @@ ENTRIES: Final[tuple[Entry, ...]] = (
     _entry("litellm.anthropic_interface.messages", "acreate", "anthropic.messages", events=False, is_async=True),
 )
 """Every wrapped entry point (``litellm.anthropic.messages`` is ``litellm.anthropic_interface.messages``)."""
+
+_OPENAI_WIRE: Final = Route(
+    chat=("openai.chat_completions",),
+    responses=("openai.responses", "openai.chat_completions"),
+    provider="openai",
+)
+"""An OpenAI-compatible provider: Responses bodies (``input``), and chat bodies on both call types."""
+
+
+def _gemini(provider_name: ProviderName) -> Route:
+    return Route(
+        chat=("gemini.generate_content",),
+        responses=("gemini.generate_content",),
+        provider="google_genai",
+        provider_name=provider_name,
+    )
+
+
+ROUTES: Final[Mapping[str, Route]] = MappingProxyType(
+    {
+        **dict.fromkeys(("openai", "azure", "custom_openai", "hosted_vllm", "litellm_proxy"), _OPENAI_WIRE),
+        "anthropic": Route(chat=("anthropic.messages",), responses=("anthropic.messages",), provider="anthropic"),
+        "gemini": _gemini("gcp.gemini"),
+        "vertex_ai": _gemini("gcp.vertex_ai"),
+        "vertex_ai_beta": _gemini("gcp.vertex_ai"),
+    }
+)
+"""What each LiteLLM provider (``custom_llm_provider``) sends to its pre-call hook as a dict: the Gemini
+providers' REST ``generateContent`` body, named ``gcp.gemini`` or ``gcp.vertex_ai`` by the backend.
+A provider in LiteLLM's own list of OpenAI-compatible providers and not here is an OpenAI wire."""
+
+
+def route_of(provider: object, openai_compatible: Collection[str] = ()) -> Route | None:
+    """The route of LiteLLM's provider ``provider``; ``None``: none whose bodies reach the pre-call hook readable."""
+    if not isinstance(provider, str):
+        return None
+    route = ROUTES.get(provider)
+    return route if route is not None or provider not in openai_compatible else _OPENAI_WIRE
+
+
+NATIVE_MESSAGES_PROVIDER: Final = "anthropic"
+NATIVE_MESSAGES_LANE: Final[Lane] = "anthropic.messages"
+"""The provider and lane of the Anthropic-native messages route, read by its own pre-request hook."""
+
+SHAPED_STREAM_LANES: Final[frozenset[Lane]] = frozenset({"openai.chat_completions", "openai.responses"})
+"""Lanes whose streamed response LiteLLM assembles in the lane's own shape (checked on success)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Builder:
+    """A LiteLLM method that builds a provider body, which LiteLLM serialises (and signs) before any hook sees it."""
+
+    module: str
+    owner: str
+    """The class whose method it is."""
+    name: str
+    lane: Lane
+    """The lane of the body it returns."""
+    provider: Provider
+    provider_name: ProviderName
+    is_async: bool
+
+
+def _converse(name: str, *, is_async: bool) -> Builder:
+    return Builder(
+        module="litellm.llms.bedrock.chat.converse_transformation",
+        owner="AmazonConverseConfig",
+        name=name,
+        lane="bedrock.converse",
+        provider="botocore",
+        provider_name="aws.bedrock",
+        is_async=is_async,
+    )
+
+
+BUILDERS: Final[tuple[Builder, ...]] = (
+    _converse("_transform_request", is_async=False),
+    _converse("_async_transform_request", is_async=True),
+)
+"""Every wrapped body builder: the Bedrock Converse body of LiteLLM's ``bedrock/`` and ``bedrock/converse/``
+routes (its HTTP code signs the JSON text, so the body is decided as it is built)."""
+
+OnBuilt = Callable[[Builder, object, object, object], None]
+"""Told of each body a builder returns: ``(builder, call id, model, body)``; it may write into the body."""
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, position: int) -> object:
+    return kwargs[name] if name in kwargs else (args[position] if len(args) > position else None)
+
+
+def _tell(on_built: OnBuilt, builder: Builder, args: tuple[Any, ...], kwargs: dict[str, Any], body: object) -> None:
+    """``on_built`` of the body, with the call id and model the builder was called with (guarded by ``on_built``)."""
+    params = _argument(args, kwargs, "litellm_params", 3)
+    call_id = params.get("litellm_call_id") if isinstance(params, Mapping) else None
+    on_built(builder, call_id, _argument(args, kwargs, "model", 0), body)
+
+
+def builder_wrapper(builder: Builder, on_built: OnBuilt) -> Callable[..., object]:
+    """The wrapt wrapper of ``builder``: LiteLLM's body, handed to ``on_built`` before it is returned.
+
+    ``_transform_request(model, messages, optional_params, litellm_params, headers)`` and its async twin:
+    the call id is ``litellm_params["litellm_call_id"]``. A builder raising raises as it is, nothing told.
+    """
+    if builder.is_async:
+
+        async def built_async(
+            wrapped: Callable[..., Awaitable[object]], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> object:
+            del instance
+            body = await wrapped(*args, **kwargs)
+            _tell(on_built, builder, args, kwargs, body)
+            return body
+
+        return built_async
+
+    def built(
+        wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> object:
+        del instance
+        body = wrapped(*args, **kwargs)
+        _tell(on_built, builder, args, kwargs, body)
+        return body
+
+    return built
 
 
 class LiteLLMStream(StreamProxy, AsyncStreamProxy):

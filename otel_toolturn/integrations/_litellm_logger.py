@@ -13,16 +13,21 @@ Which hook serves which path (LiteLLM 1.110):
   ``log_pre_api_call``, called right before each HTTP request with the provider-shaped body in
   ``kwargs["additional_args"]["complete_input_dict"]``. That dict is the very one LiteLLM then
   sends, so the repaired transcript is written into it (the key replaced, never the caller's list
-  or items mutated). A Gemini body is REST (``contents`` and the rest at its top level): it is read
-  as the google-genai call it stands for, and the decision written back, by ``_litellm_lanes``'s
-  ``gemini_request`` and ``gemini_writes``. LiteLLM's Gemini resend of a request (a rejected
-  thought signature, a stale context cache) calls the hook again: a new request, a new record;
+  or items mutated). The body is read as the lane's SDK call and the decision written back by the
+  lane's adapter (``sdk_request``, ``body_writes``): a Gemini body is REST (``contents`` and the rest
+  at its top level), read as the google-genai call it stands for. LiteLLM's Gemini resend of a request
+  (a rejected thought signature, a stale context cache) calls the hook again: a new request, a new record;
+- Bedrock Converse (``bedrock/…``, ``bedrock/converse/…``; chat and Responses): LiteLLM serialises and
+  signs the body before ``log_pre_api_call`` sees it, so the body is decided as LiteLLM builds it
+  (``built``, called by the wrapped builders of ``_litellm_entries.BUILDERS``) and its record starts
+  in ``log_pre_api_call`` of the same call id, right before the request goes out;
 - the Anthropic-native messages route (``litellm.anthropic.messages.acreate``, the proxy's
   ``/v1/messages``): ``async_pre_request_hook``, which LiteLLM calls before it builds the body
   (its pre-call hook sees the body already serialised). Its ``messages`` list is LiteLLM's own
   copy of the caller's, rewritten in place; a withheld ``tool_choice`` is returned in the
   kwargs. A logger overriding this hook keeps LiteLLM's Messages calls on its Python path;
-- a body in no lane of ours (``_litellm_lanes.lane_of``) passes through untouched, unrecorded.
+- a body in no lane of ours (``_litellm_lanes.lane_of`` over LiteLLM's table, ``_litellm_entries.ROUTES``)
+  passes through untouched, unrecorded.
 
 The response: a whole response is checked from the provider's own JSON that LiteLLM logs
 (``log_post_api_call``: usage, finish reasons, model, calls; Gemini: the ``generateContent``
@@ -40,7 +45,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Final, TypeVar
 
 import litellm
 from litellm.integrations.custom_logger import CustomLogger
@@ -50,29 +57,42 @@ from otel_toolturn.instrument import names
 from otel_toolturn.instrument.calls import (
     CallRecord,
     Decision,
+    Provider,
     ProviderName,
     Telemetry,
     current_scope,
+    decide_request,
     live_telemetry,
     materialise,
-    prepare_request,
+    record_sent,
     server_of,
 )
 from otel_toolturn.integrations._litellm_calls import OpenCalls, join
-from otel_toolturn.integrations._litellm_lanes import (
-    GEMINI_PROVIDERS,
+from otel_toolturn.integrations._litellm_entries import (
     NATIVE_MESSAGES_LANE,
-    REST_BODY_LANE,
+    NATIVE_MESSAGES_PROVIDER,
     SHAPED_STREAM_LANES,
-    bare_model,
-    gemini_request,
-    gemini_writes,
-    lane_of,
-    provider_of,
+    Builder,
+    route_of,
 )
+from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
 from otel_toolturn.lanes import adapter_for
 
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Built:
+    """A body decided as LiteLLM built it (``BUILDERS``), waiting for the pre-call hook of its request."""
+
+    call_id: str
+    builder: Builder
+    model: str | None
+    decision: Decision
+
+
+_BUILT: Final[ContextVar[_Built | None]] = ContextVar("otel_toolturn_litellm_built", default=None)
+"""The body last decided as built in this context: its request's pre-call hook follows in the same context."""
 
 
 def _server(api_base: object) -> tuple[str | None, int | None]:
@@ -117,6 +137,47 @@ class ToolTurnLogger(CustomLogger):
             telemetry.error(stage, exc)
             return None
 
+    def _record(
+        self,
+        telemetry: Telemetry,
+        *,
+        lane: Lane,
+        provider: Provider,
+        provider_name: ProviderName | None,
+        model: str | None,
+        api_base: object,
+    ) -> CallRecord | None:
+        """The record of a request about to go out; ``None``: none (the failure counted)."""
+        server = _server(api_base)
+        return self._guarded(
+            telemetry,
+            "span",
+            lambda: CallRecord(
+                telemetry,
+                lane=lane,
+                provider=provider,
+                provider_name=provider_name,
+                requested_model=model,
+                server_address=server[0],
+                server_port=server[1],
+            ),
+        )
+
+    def _decide(self, telemetry: Telemetry, lane: Lane, kwargs: dict[str, object]) -> Decision | None:
+        """What the request sends (the law, composed); ``None``: as it is (the failure counted)."""
+        options, scope = telemetry.options, current_scope()
+        return self._guarded(telemetry, "law", lambda: decide_request(kwargs, lane=lane, options=options, scope=scope))
+
+    def _sent(self, telemetry: Telemetry, record: CallRecord, decision: Decision, call_id: object) -> None:
+        """The request goes out as ``decision`` says: its receipt recorded, the record kept open under ``call_id``."""
+        receipt = record_sent(decision, lane=record.lane, options=telemetry.options, receipt=record.recording)
+        self._guarded(telemetry, "request", lambda: record.request(decision, receipt))
+        if isinstance(call_id, str):
+            self.calls.start(call_id, record)
+            join(call_id)
+        else:
+            record.finish()
+
     def _begin(
         self,
         telemetry: Telemetry,
@@ -126,105 +187,106 @@ class ToolTurnLogger(CustomLogger):
         request: dict[str, object],
         model: str | None,
         api_base: object,
+        provider: Provider,
         provider_name: ProviderName | None = None,
     ) -> Decision | None:
         """Start the call's record and decide its request; ``None`` ⇒ send it as it is, unrecorded."""
         materialised = self._guarded(telemetry, "request", lambda: materialise(request, lane))
         if materialised is None or not materialised.readable:
             return None
-        server = _server(api_base)
-        record = self._guarded(
-            telemetry,
-            "span",
-            lambda: CallRecord(
-                telemetry,
-                lane=lane,
-                provider=provider_of(lane),
-                provider_name=provider_name,
-                requested_model=model,
-                server_address=server[0],
-                server_port=server[1],
-            ),
+        record = self._record(
+            telemetry, lane=lane, provider=provider, provider_name=provider_name, model=model, api_base=api_base
         )
         if record is None:
             return None
-        kwargs = materialised.kwargs
-        prepared = self._guarded(
-            telemetry,
-            "law",
-            lambda: prepare_request(
-                kwargs, lane=lane, options=telemetry.options, scope=current_scope(), receipt=record.recording
-            ),
-        )
-        if prepared is None:
+        decision = self._decide(telemetry, lane, materialised.kwargs)
+        if decision is None:
             record.finish()
             return None
-        decision, receipt = prepared
-        self._guarded(telemetry, "request", lambda: record.request(decision, receipt))
-        if isinstance(call_id, str):
-            self.calls.start(call_id, record)
-            join(call_id)
-        else:
-            record.finish()
+        self._sent(telemetry, record, decision, call_id)
         return decision
 
     def log_pre_api_call(self, model: object, messages: object, kwargs: dict[str, object]) -> None:
-        """Chat and Responses: repair the body about to be sent, in place, and start its record."""
+        """Chat and Responses: repair the body about to be sent, in place, and start its record.
+
+        A body LiteLLM serialised before this hook was decided as it was built (``built``): its record starts here.
+        """
         del model, messages
         telemetry = live_telemetry()
         if telemetry is None:
             return
         try:
             additional = kwargs.get("additional_args")
-            body = additional.get("complete_input_dict") if isinstance(additional, dict) else None
+            if not isinstance(additional, dict):
+                return
+            body = additional.get("complete_input_dict")
             if not isinstance(body, dict):
+                self._built_sent(telemetry, kwargs.get("litellm_call_id"), additional.get("api_base"))
                 return
-            lane = lane_of(
-                kwargs.get("call_type"),
-                kwargs.get("custom_llm_provider"),
-                body,
-                openai_compatible=_openai_compatible(),
-            )
-            if lane is None:
+            provider = kwargs.get("custom_llm_provider")
+            route = route_of(provider, _openai_compatible())
+            lane = lane_of(kwargs.get("call_type"), route, body)
+            if route is None or lane is None:
                 return
-            api_base = additional.get("api_base") if isinstance(additional, dict) else None
-            if lane == REST_BODY_LANE:
-                self._gemini(telemetry, kwargs, body, api_base)
-                return
-            requested = body.get("model")
+            adapter = adapter_for(lane)
+            request = adapter.sdk_request(body, bare_model(kwargs.get("model"), str(provider)))
+            requested = request.get("model")
             prepared = self._begin(
                 telemetry,
                 call_id=kwargs.get("litellm_call_id"),
                 lane=lane,
-                request=body,
+                request=request,
                 model=requested if isinstance(requested, str) else None,
-                api_base=api_base,
+                api_base=additional.get("api_base"),
+                provider=route.provider,
+                provider_name=route.provider_name,
             )
             if prepared is not None:
-                for key, value in prepared.kwargs.items():
-                    if body.get(key) is not value:
-                        body[key] = value
+                body.update(adapter.body_writes(body, request, prepared.kwargs))
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("request", exc)
 
-    def _gemini(
-        self, telemetry: Telemetry, kwargs: dict[str, object], body: dict[str, object], api_base: object
-    ) -> None:
-        """A Gemini REST body: decide it as the google-genai call it stands for, write the decision into it."""
-        provider = str(kwargs.get("custom_llm_provider"))
-        model = bare_model(kwargs.get("model"), provider)
-        request = gemini_request(body, model)
-        prepared = self._begin(
+    def built(self, builder: Builder, call_id: object, model: object, body: object) -> None:
+        """A body LiteLLM built and serialises before its hooks see it: decided now, the decision written into it.
+
+        Its record starts with its request's pre-call hook (``log_pre_api_call``), right before it goes out;
+        a body LiteLLM builds and never sends is decided, and recorded by nothing.
+        """
+        telemetry = live_telemetry()
+        if telemetry is None or not isinstance(call_id, str) or not isinstance(body, dict):
+            return
+        try:
+            requested = model if isinstance(model, str) and model else None
+            adapter = adapter_for(builder.lane)
+            request = adapter.sdk_request(body, requested)
+            materialised = self._guarded(telemetry, "request", lambda: materialise(request, builder.lane))
+            if materialised is None or not materialised.readable:
+                return
+            decision = self._decide(telemetry, builder.lane, materialised.kwargs)
+            if decision is None:
+                return
+            body.update(adapter.body_writes(body, request, decision.kwargs))
+            _BUILT.set(_Built(call_id=call_id, builder=builder, model=requested, decision=decision))
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            telemetry.error("request", exc)
+
+    def _built_sent(self, telemetry: Telemetry, call_id: object, api_base: object) -> None:
+        """The pre-call hook of a request whose body was decided as built: its record starts (none decided: nothing)."""
+        built = _BUILT.get()
+        if built is None or built.call_id != call_id:
+            return
+        _BUILT.set(None)
+        builder = built.builder
+        record = self._record(
             telemetry,
-            call_id=kwargs.get("litellm_call_id"),
-            lane=REST_BODY_LANE,
-            request=request,
-            model=model,
+            lane=builder.lane,
+            provider=builder.provider,
+            provider_name=builder.provider_name,
+            model=built.model,
             api_base=api_base,
-            provider_name=GEMINI_PROVIDERS.get(provider),
         )
-        if prepared is not None:
-            body.update(gemini_writes(body, request, prepared.kwargs))
+        if record is not None:
+            self._sent(telemetry, record, built.decision, call_id)
 
     async def async_pre_request_hook(
         self, model: str, messages: list[object], kwargs: dict[str, object]
@@ -236,7 +298,8 @@ class ToolTurnLogger(CustomLogger):
         try:
             params = kwargs.get("litellm_params")
             provider = params.get("custom_llm_provider") if isinstance(params, dict) else None
-            if provider != "anthropic" or not isinstance(messages, list):
+            route = route_of(provider)
+            if provider != NATIVE_MESSAGES_PROVIDER or route is None or not isinstance(messages, list):
                 return None
             adapter = adapter_for(NATIVE_MESSAGES_LANE)
             request: dict[str, object] = {"model": bare_model(model, provider), adapter.transcript_field: messages}
@@ -250,6 +313,8 @@ class ToolTurnLogger(CustomLogger):
                 request=request,
                 model=bare_model(model, provider),
                 api_base=kwargs.get("api_base"),
+                provider=route.provider,
+                provider_name=route.provider_name,
             )
             if prepared is None:
                 return None

@@ -7,8 +7,10 @@ Importing this module imports LiteLLM. Public here:
   every call through otherwise. Which LiteLLM hook serves which path: ``_litellm_logger``.
 - ``register()`` / ``unregister()``: add it to (remove it from) ``litellm.callbacks`` and wrap
   (restore) LiteLLM's entry points (``_litellm_entries.ENTRIES``), so each call's span ends with
-  the call: when it returns or raises, or when its stream ends; ``init()`` and ``shutdown()`` call
-  them, so an application needs neither. A function taken from LiteLLM before ``register()``
+  the call: when it returns or raises, or when its stream ends, and the body builders whose bodies
+  LiteLLM serialises before its hooks see them (``_litellm_entries.BUILDERS``: Bedrock Converse),
+  so those bodies are decided as they are built; ``init()`` and ``shutdown()`` call them, so an
+  application needs neither. A function taken from LiteLLM before ``register()``
   (``from litellm import acompletion`` ahead of ``init()``) keeps LiteLLM's own: its span ends on
   LiteLLM's success or failure callback instead.
 
@@ -19,12 +21,13 @@ For the LiteLLM proxy, name ``otel_toolturn.integrations.litellm_proxy.callback`
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Final
 
 import litellm
 import wrapt
 
-from otel_toolturn.integrations._litellm_entries import ENTRIES, wrapper_for
+from otel_toolturn.integrations._litellm_entries import BUILDERS, ENTRIES, builder_wrapper, wrapper_for
 from otel_toolturn.integrations._litellm_logger import ToolTurnLogger
 
 __all__ = ["LOGGER", "ToolTurnLogger", "register", "unregister"]
@@ -44,21 +47,33 @@ _LISTS: Final = (
 
 
 _ORIGINALS: Final[list[tuple[object, str, object]]] = []
-"""What ``register`` replaced: (module, name, LiteLLM's own function), restored by ``unregister``."""
+"""What ``register`` replaced: (module or class, name, LiteLLM's own function), restored by ``unregister``."""
+
+
+def _wrap(module: str, owner: str | None, name: str, wrapper: Callable[..., object]) -> None:
+    """Put ``wrapper`` around ``name`` of ``module`` (or of its class ``owner``), noted for ``unregister``.
+
+    A module that does not import, or a name it does not define, is left alone.
+    """
+    try:
+        found: object = importlib.import_module(module)
+        if owner is not None:
+            found = getattr(found, owner)
+        original = vars(found)[name]
+    except (ImportError, AttributeError, KeyError):
+        return
+    setattr(found, name, wrapt.FunctionWrapper(original, wrapper))
+    _ORIGINALS.append((found, name, original))
 
 
 def _wrap_entries() -> None:
-    """Wrap every entry point of ``ENTRIES`` that imports (once: a second call finds them wrapped)."""
+    """Wrap each entry point of ``ENTRIES`` and builder of ``BUILDERS`` (once: a second call finds them wrapped)."""
     if _ORIGINALS:
         return
     for entry in ENTRIES:
-        try:
-            module = importlib.import_module(entry.module)
-            original = vars(module)[entry.name]
-        except (ImportError, KeyError):
-            continue
-        setattr(module, entry.name, wrapt.FunctionWrapper(original, wrapper_for(entry, LOGGER.calls)))
-        _ORIGINALS.append((module, entry.name, original))
+        _wrap(entry.module, None, entry.name, wrapper_for(entry, LOGGER.calls))
+    for builder in BUILDERS:
+        _wrap(builder.module, builder.owner, builder.name, builder_wrapper(builder, LOGGER.built))
 
 
 def register() -> None:

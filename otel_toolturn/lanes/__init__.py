@@ -85,17 +85,33 @@ CLI_ALIASES: Final[Mapping[str, Lane]] = {
 """Every name a lane goes by on the command line: its short alias, or the lane itself."""
 
 
+STRING_BODY_LANES: Final[frozenset[Lane]] = frozenset({"openai.responses"})
+"""The lanes whose wire body may hold its transcript as a string (Responses ``input``)."""
+
+
+def wire_transcript(body: Mapping[str, object], lane: Lane) -> list[object] | str | None:
+    """The transcript a wire body holds in ``lane``; ``None``: it holds none.
+
+    A list at the lane's transcript field, or a string there where the lane's body takes one (``STRING_BODY_LANES``).
+
+    >>> wire_transcript({"input": "hi"}, "openai.responses"), wire_transcript({"messages": "hi"}, "anthropic.messages")
+    ('hi', None)
+    """
+    inner = body.get(ADAPTERS[lane].transcript_field)
+    if isinstance(inner, list) or (isinstance(inner, str) and lane in STRING_BODY_LANES):
+        return inner
+    return None
+
+
 def body_transcript(body: Mapping[str, object]) -> tuple[str, list[object] | str] | None:
     """Where a request body holds its transcript, and the value there; ``None``: it holds none.
 
-    The first transcript field of ``BODY_TRANSCRIPT_LANES`` holding a list, or a string where the lane
-    takes one as a body's transcript (Responses ``input``).
+    The transcript field of the first lane of ``BODY_TRANSCRIPT_LANES`` whose ``wire_transcript`` the body holds.
     """
     for lane in BODY_TRANSCRIPT_LANES:
-        key = ADAPTERS[lane].transcript_field
-        inner = body.get(key)
-        if isinstance(inner, list) or (isinstance(inner, str) and lane == "openai.responses"):
-            return key, inner
+        inner = wire_transcript(body, lane)
+        if inner is not None:
+            return ADAPTERS[lane].transcript_field, inner
     return None
 
 

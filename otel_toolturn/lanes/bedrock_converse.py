@@ -418,6 +418,18 @@ class BedrockConverse:
         content = item.get("content")
         return isinstance(content, list) and any(_claimed_block(b) for b in content)
 
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
+        del model  # the model stands in the request's URL, not in its body
+        return body
+
+    def body_writes(
+        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
+    ) -> dict[str, object]:
+        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
+        del request  # the body is the request
+        return request_parts.changed_fields(body, sent)
+
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.

@@ -212,6 +212,15 @@ def _ids(calls: list[tuple[int, object, object]]) -> list[str]:
     return [call_id for _, _, data in calls if (call_id := id_of(data)) is not None]
 
 
+_REST_TOOL_CONFIG: Final = ("toolConfig", "tool_config")
+REST_CONFIG: Final = (
+    ("system_instruction", ("system_instruction", "systemInstruction")),
+    ("tools", ("tools",)),
+    ("tool_config", _REST_TOOL_CONFIG),
+)
+"""google-genai's ``config`` fields the request pipeline reads, and the REST body keys that carry each."""
+
+
 class GeminiGenerateContent:
     """Reads and writes the Gemini ``contents`` list for the law."""
 
@@ -550,6 +559,41 @@ class GeminiGenerateContent:
     def claims_item(self, item: request_parts.Item) -> bool:
         """A content with a ``parts`` list, or with the role ``model``."""
         return isinstance(item.get("parts"), list) or item.get("role") == "model"
+
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """A REST ``generateContent`` body read as the google-genai call: ``model``, ``contents``, ``config``.
+
+        ``contents`` as they are; the system instruction, tools and tool config (either spelling of
+        each, ``REST_CONFIG``) under ``config`` by their SDK names; nothing else of the body is read.
+        """
+        config: dict[str, object] = {}
+        for name, keys in REST_CONFIG:
+            value = next((body[key] for key in keys if body.get(key) is not None), None)
+            if value is not None:
+                config[name] = value
+        request: dict[str, object] = {"contents": body.get("contents"), "config": config}
+        if model is not None:
+            request["model"] = model
+        return request
+
+    def body_writes(
+        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
+    ) -> dict[str, object]:
+        """The ``contents`` when they changed; the tool config when it changed, under the body's own key for it.
+
+        The key is the one ``body`` used (``toolConfig`` when it had none). Nothing else is ever written.
+        """
+        writes: dict[str, object] = {}
+        contents = sent.get("contents")
+        if contents is not request.get("contents"):
+            writes["contents"] = contents
+        before, after = request.get("config"), sent.get("config")
+        if isinstance(before, Mapping) and isinstance(after, Mapping):
+            tool_config = after.get("tool_config")
+            if tool_config is not before.get("tool_config"):
+                key = next((key for key in _REST_TOOL_CONFIG if key in body), _REST_TOOL_CONFIG[0])
+                writes[key] = tool_config
+        return writes
 
 
 def _responses_of(parts: Sequence[object]) -> list[object] | None:

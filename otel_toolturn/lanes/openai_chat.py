@@ -345,6 +345,18 @@ class OpenAIChat:
         """A message with ``tool_calls``, or a ``tool`` message."""
         return "tool_calls" in item or item.get("role") == "tool"
 
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
+        del model  # the body names its model
+        return body
+
+    def body_writes(
+        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
+    ) -> dict[str, object]:
+        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
+        del request  # the body is the request
+        return request_parts.changed_fields(body, sent)
+
 
 def _missing(position: int, ids: list[str]) -> Violation:
     return Violation(

@@ -748,6 +748,18 @@ class OpenAIResponses:
         """A Responses item: a call or output of any kind, reasoning, a hosted tool call or an item reference."""
         return request_parts.kind_of(item) in _CLAIMED_ITEMS
 
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
+        del model  # the body names its model
+        return body
+
+    def body_writes(
+        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
+    ) -> dict[str, object]:
+        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
+        del request  # the body is the request
+        return request_parts.changed_fields(body, sent)
+
 
 def _answers(result: object) -> CallKind:
     """The kind of call an output item answers, by its ``type``."""

@@ -22,6 +22,7 @@ __all__ = [
     "Request",
     "SystemPromptPiece",
     "WireCall",
+    "changed_fields",
     "has_text",
     "inserted",
     "is_instruction",
@@ -88,6 +89,16 @@ def request_transcript_pieces(
     if isinstance(items, Sequence) and not isinstance(items, str):
         return transcript_pieces(items, key=key)
     return ()
+
+
+def changed_fields(body: Request, sent: Request) -> dict[str, object]:
+    """The fields of ``sent`` that are not the very objects ``body`` holds under their names.
+
+    >>> messages = [{"role": "user", "content": "hi"}]
+    >>> changed_fields({"model": "m", "messages": messages}, {"model": "m", "messages": [*messages]})
+    {'messages': [{'role': 'user', 'content': 'hi'}]}
+    """
+    return {key: value for key, value in sent.items() if body.get(key) is not value}
 
 
 def with_setting(request: Request, name: str, value: object) -> dict[str, object]:

@@ -17,7 +17,8 @@ def test_live_telemetry_is_the_live_instrumentations(instrument: Instrument) -> 
 def test_the_seam_hands_out_the_stages_themselves() -> None:
     """Each name of the seam is the very object its stage defines: no second copy to drift."""
     assert calls.CallRecord is _record.CallRecord
-    assert calls.prepare_request is _request.prepare_request
+    assert calls.decide_request is _request.decide_request
+    assert calls.record_sent is _request.record_sent
     assert calls.materialise is _request.materialise
     assert calls.StreamProxy is _proxies.StreamProxy
     assert calls.AsyncStreamProxy is _proxies.AsyncStreamProxy

@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 import wrapt
 
+from otel_toolturn import LANES, Lane
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor
 from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.integrations import _litellm_logger
 from otel_toolturn.integrations._litellm_calls import OpenCalls, join
-from otel_toolturn.integrations._litellm_entries import ENTRIES, Entry, wrapper_for
-from otel_toolturn.integrations._litellm_lanes import bare_model, gemini_request, gemini_writes, lane_of
+from otel_toolturn.integrations._litellm_entries import BUILDERS, ENTRIES, ROUTES, Entry, route_of, wrapper_for
+from otel_toolturn.integrations._litellm_lanes import bare_model, lane_of
 from otel_toolturn.integrations.litellm import LOGGER, register
+from otel_toolturn.lanes import adapter_for
 from tests.instrument.conftest import Otel, make_otel
 from tests.integrations.litellm_calls import litellm
 
@@ -49,7 +51,19 @@ def test_lane_of_names_the_wire_or_none(
     call_type: str, provider: str | None, body: dict[str, object], lane: str | None
 ) -> None:
     """Chat and Responses bodies of OpenAI-compatible, Anthropic and Gemini providers get their lane; else none."""
-    assert lane_of(call_type, provider, body, openai_compatible=("groq",)) == lane
+    assert lane_of(call_type, route_of(provider, ("groq",)), body) == lane
+
+
+def test_routes_name_the_provider_each_call_is_recorded_with() -> None:
+    """Gemini's routes carry their backend's provider name; the others their wire's family; unknown ones none."""
+    assert {name: route.provider_name for name, route in ROUTES.items() if route.provider_name} == {
+        "gemini": "gcp.gemini",
+        "vertex_ai": "gcp.vertex_ai",
+        "vertex_ai_beta": "gcp.vertex_ai",
+    }
+    assert route_of("groq", ("groq",)) == ROUTES["openai"]
+    assert route_of("groq") is None
+    assert route_of("bedrock") is None
 
 
 def test_bare_model_drops_only_the_routing_prefix() -> None:
@@ -57,6 +71,24 @@ def test_bare_model_drops_only_the_routing_prefix() -> None:
     assert bare_model("anthropic/claude-x", "anthropic") == "claude-x"
     assert bare_model("claude-x", "anthropic") == "claude-x"
     assert bare_model(None, "anthropic") is None
+
+
+GEMINI = adapter_for("gemini.generate_content")
+
+
+@pytest.mark.parametrize("lane", [lane for lane in LANES if lane != "gemini.generate_content"])
+def test_a_body_spelled_as_its_sdk_call_is_read_as_it_is_and_gets_only_what_changed(lane: Lane) -> None:
+    """Every lane but Gemini's REST: the body is the SDK call itself; only a field the decision replaced is written."""
+    adapter = adapter_for(lane)
+    transcript: list[object] = []
+    body: dict[str, object] = {"model": "m", adapter.transcript_field: transcript}
+    request = adapter.sdk_request(body, "other")
+    assert request is body
+    assert adapter.body_writes(body, request, dict(body)) == {}
+    repaired: list[object] = [{"role": "user", "content": "hi"}]
+    assert adapter.body_writes(body, request, {**body, adapter.transcript_field: repaired}) == {
+        adapter.transcript_field: repaired
+    }
 
 
 def test_gemini_request_reads_the_rest_body_as_the_google_genai_call() -> None:
@@ -70,7 +102,7 @@ def test_gemini_request_reads_the_rest_body_as_the_google_genai_call() -> None:
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
         "generationConfig": {"max_output_tokens": 64},
     }
-    request = gemini_request(body, "gemini-x")
+    request = GEMINI.sdk_request(body, "gemini-x")
     assert request["contents"] is contents
     assert request == {
         "model": "gemini-x",
@@ -81,7 +113,7 @@ def test_gemini_request_reads_the_rest_body_as_the_google_genai_call() -> None:
             "tool_config": body["toolConfig"],
         },
     }
-    assert gemini_request({"contents": contents, "systemInstruction": "s"}, None) == {
+    assert GEMINI.sdk_request({"contents": contents, "systemInstruction": "s"}, None) == {
         "contents": contents,
         "config": {"system_instruction": "s"},
     }
@@ -90,15 +122,15 @@ def test_gemini_request_reads_the_rest_body_as_the_google_genai_call() -> None:
 def test_gemini_writes_only_what_the_decision_changed() -> None:
     """Unchanged: nothing to write; new contents: ``contents``; tools withheld: the body's own tool-config key."""
     body: dict[str, object] = {"contents": [], "tool_config": {"function_calling_config": {"mode": "AUTO"}}}
-    request = gemini_request(body, None)
-    assert gemini_writes(body, request, request) == {}
+    request = GEMINI.sdk_request(body, None)
+    assert GEMINI.body_writes(body, request, request) == {}
     repaired: list[object] = [{"role": "user", "parts": [{"text": "hi"}]}]
     off = {"function_calling_config": {"mode": "NONE"}}
     sent = {**request, "contents": repaired, "config": {**request["config"], "tool_config": off}}  # type: ignore[dict-item]
-    assert gemini_writes(body, request, sent) == {"contents": repaired, "tool_config": off}
+    assert GEMINI.body_writes(body, request, sent) == {"contents": repaired, "tool_config": off}
     bare: dict[str, object] = {"contents": []}
-    plain = gemini_request(bare, None)
-    assert gemini_writes(bare, plain, {**plain, "config": {"tool_config": off}}) == {"toolConfig": off}
+    plain = GEMINI.sdk_request(bare, None)
+    assert GEMINI.body_writes(bare, plain, {**plain, "config": {"tool_config": off}}) == {"toolConfig": off}
 
 
 class _Record:
@@ -180,7 +212,7 @@ def test_a_failing_law_is_counted_and_the_request_goes_as_it_stands(
     def refuse(*args: object, **kwargs: object) -> None:
         raise ValueError("refused")
 
-    monkeypatch.setattr(_litellm_logger, "prepare_request", refuse)
+    monkeypatch.setattr(_litellm_logger, "decide_request", refuse)
     instrumentor = ToolTurnInstrumentor()
     instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
     try:
@@ -205,18 +237,50 @@ def test_a_failing_law_is_counted_and_the_request_goes_as_it_stands(
 def test_register_wraps_each_entry_point_once_and_unregister_restores_litellm_own(otel: Otel) -> None:
     """Every entry point of ``ENTRIES`` exists and is wrapped once while instrumented; LiteLLM's own is back after."""
     assert litellm.anthropic.messages is importlib.import_module("litellm.anthropic_interface.messages")  # type: ignore[attr-defined]
-    originals = {entry: vars(importlib.import_module(entry.module))[entry.name] for entry in ENTRIES}
+    originals = _wrapped_places()
     instrumentor = ToolTurnInstrumentor()
     instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
     try:
         register()
-        for entry, original in originals.items():
-            wrapped = vars(importlib.import_module(entry.module))[entry.name]
+        for place, original in originals.items():
+            wrapped = vars(place[0])[place[1]]
             assert isinstance(wrapped, wrapt.FunctionWrapper)
             assert wrapped.__wrapped__ is original
     finally:
         instrumentor.uninstrument()
-    assert {entry: vars(importlib.import_module(entry.module))[entry.name] for entry in ENTRIES} == originals
+    assert _wrapped_places() == originals
+
+
+def _wrapped_places() -> dict[tuple[object, str], object]:
+    """What each entry point of ``ENTRIES`` and builder of ``BUILDERS`` is now, by (module or class, name)."""
+    places: list[tuple[object, str]] = [(importlib.import_module(entry.module), entry.name) for entry in ENTRIES]
+    places += [(getattr(importlib.import_module(b.module), b.owner), b.name) for b in BUILDERS]
+    return {place: vars(place[0])[place[1]] for place in places}
+
+
+def test_a_body_built_and_never_sent_records_nothing(otel: Otel) -> None:
+    """A Converse body LiteLLM builds with no request after it: decided, no span; another call's hook takes nothing."""
+    from litellm.llms.bedrock.chat.converse_transformation import AmazonConverseConfig  # noqa: PLC0415
+
+    instrumentor = ToolTurnInstrumentor()
+    instrumentor.instrument(options=Options(), tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider)
+    try:
+        messages: list[Any] = [{"role": "user", "content": "hi"}]
+        body = AmazonConverseConfig()._transform_request(
+            model="m", messages=messages, optional_params={}, litellm_params={"litellm_call_id": "built-1"}
+        )
+        assert body["messages"] == [{"role": "user", "content": [{"text": "hi"}]}]
+        kwargs: dict[str, object] = {
+            "call_type": "completion",
+            "custom_llm_provider": "bedrock",
+            "litellm_call_id": "sent-2",
+            "additional_args": {"complete_input_dict": "{}"},
+        }
+        LOGGER.log_pre_api_call("m", None, kwargs)
+        assert otel.spans() == []
+        assert len(LOGGER.calls) == 0
+    finally:
+        instrumentor.uninstrument()
 
 
 _SYNC_CHAT = Entry(module="m", name="completion", shape="openai.chat_completions", events=True, is_async=False)
