@@ -237,3 +237,24 @@ def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator, s
     with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError):
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
     assert otel.call_spans() == []
+
+
+def _completion(request: httpx.Request) -> httpx.Response:
+    """A whole Chat Completions reply, whatever was asked."""
+    message = {"role": "assistant", "content": "Done."}
+    choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+    usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": MODEL, "choices": [choice], "usage": usage}
+    return httpx.Response(200, json=body, request=request)
+
+
+@pytest.mark.parametrize("sdk", [s for s in SDKS if s.name != "groq"], ids=["together", "fireworks"])
+def test_a_client_pointed_at_a_known_host_carries_that_hosts_provider_name(instrument: Instrument, sdk: Sdk) -> None:
+    """A Together or Fireworks client sent to Groq's host is named ``groq``, as the openai SDK's would be."""
+    otel = instrument()
+    http = httpx.Client(transport=httpx.MockTransport(_completion))
+    with sdk.sdk.Client(base_url="https://api.groq.com/openai/v1", api_key="k", http_client=http, max_retries=0) as c:
+        c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "go"}])
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.PROVIDER] == "groq"
+    assert (span.attributes or {})[names.SERVER_ADDRESS] == "api.groq.com"
