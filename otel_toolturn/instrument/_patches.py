@@ -20,6 +20,12 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   public methods. So every request such a loop sends is decided by the law on the ``contents`` it
   carries and recorded once, on its own span. The sync stream is a generator whose first step
   sends (``steps``: ``_proxies.watch_steps``); the async one returns an async generator once sent.
+- groq, together, fireworks (``fireworks-ai``): each SDK's ``chat.completions.create`` (plain,
+  ``stream=True``; ``with_raw_response`` and ``with_streaming_response`` call it), sync and async:
+  Stainless-generated as the openai SDK is, speaking Chat Completions with HTTP code of their own. They
+  hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
+  that is their send hook: patched once per SDK, each one passing through any send but a call of its
+  own SDK (every other user of httpx included).
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
   (``_botocore`` says why these and not botocore's events).
@@ -30,14 +36,14 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
-anthropic, the ``httpx2`` client's ``send``; google-genai ``BaseApiClient._request_once`` /
-``_async_request_once``, botocore ``Endpoint._send``, once per attempt), make the record, count the request and make its
-span current for the send. A call the SDK refuses before sending (the anthropic SDK's
-"Streaming is required" for a large non-streamed ``max_tokens``, a missing ``model``, a body it
-cannot encode) and a ``stream()`` manager never entered start no span and count nothing; the
-SDK's exception reaches the caller unchanged. An async call likewise: a coroutine never run
-records nothing. A transcript the law cannot read as the SDK would send it
-(``_request.materialise``) goes to the SDK exactly as written, unrecorded.
+anthropic, the ``httpx2`` client's ``send``; groq, together and fireworks, httpx's; google-genai
+``BaseApiClient._request_once`` / ``_async_request_once``, botocore ``Endpoint._send``, once per
+attempt), make the record, count the request and make its span current for the send. A call the
+SDK refuses before sending (the anthropic SDK's "Streaming is required" for a large non-streamed
+``max_tokens``, a missing ``model``, a body it cannot encode) and a ``stream()`` manager never
+entered start no span and count nothing; the SDK's exception reaches the caller unchanged. An
+async call likewise: a coroutine never run records nothing. A transcript the law cannot read as the
+SDK would send it (``_request.materialise``) goes to the SDK exactly as written, unrecorded.
 
 Never breaking the host call: everything otel-toolturn does around the SDK call is guarded; on
 any failure it is counted, logged at debug, and the call proceeds as uninstrumented. The SDK's
@@ -134,6 +140,8 @@ _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
 _ANTHROPIC: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call", "stream": "stream_manager"}
 _SEND_REQUEST: Final[Mapping[str, Kind]] = {"_send_request": "send"}
 _HTTP_SEND: Final[Mapping[str, Kind]] = {"send": "send"}
+_CREATE: Final[Mapping[str, Kind]] = {"create": "call"}
+_CHAT: Final[Lane] = "openai.chat_completions"
 
 TARGETS: Final[tuple[Target, ...]] = (
     *_targets(
@@ -173,6 +181,24 @@ TARGETS: Final[tuple[Target, ...]] = (
         "openai", "openai._base_client", ("SyncAPIClient", "AsyncAPIClient"), "openai.chat_completions", _SEND_REQUEST
     ),
     *_targets("anthropic", "httpx2", ("Client", "AsyncClient"), "anthropic.messages", _HTTP_SEND),
+    *_targets("groq", "groq.resources.chat.completions", ("Completions", "AsyncCompletions"), _CHAT, _CREATE),
+    *_targets("groq", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *_targets(
+        "together",
+        "together.resources.chat.completions",
+        ("CompletionsResource", "AsyncCompletionsResource"),
+        _CHAT,
+        _CREATE,
+    ),
+    *_targets("together", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *_targets(
+        "fireworks",
+        "fireworks.resources.chat.completions",
+        ("CompletionsResource", "AsyncCompletionsResource"),
+        _CHAT,
+        _CREATE,
+    ),
+    *_targets("fireworks", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
     _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
     _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
@@ -201,6 +227,10 @@ TARGETS: Final[tuple[Target, ...]] = (
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
 
 
+_OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks"})
+"""The Stainless SDKs of their own that speak Chat; each is importable by its provider's name."""
+
+
 def result_types(provider: Provider) -> ResultTypes:
     """The classes ``provider``'s SDK returns for streams and raw responses."""
     if provider == "google_genai":
@@ -214,8 +244,9 @@ def result_types(provider: Provider) -> ResultTypes:
             async_streams=(sdk.AsyncStream,),
             raw=(legacy.LegacyAPIResponse, response.APIResponse, response.AsyncAPIResponse),
         )
-    sdk = importlib.import_module("anthropic")
-    response = importlib.import_module("anthropic._response")
+    stainless = provider if provider in _OWN_HTTP_CHAT else "anthropic"
+    sdk = importlib.import_module(stainless)
+    response = importlib.import_module(f"{stainless}._response")
     return ResultTypes(
         streams=(sdk.Stream,),
         async_streams=(sdk.AsyncStream,),
@@ -582,6 +613,9 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "google_genai": "google-genai",
     "litellm": "litellm",
     "botocore": "botocore",
+    "groq": "groq",
+    "together": "together",
+    "fireworks": "fireworks-ai",
 }
 """The distribution each provider's SDK is installed as."""
 

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions as the simulator speaks it (``POST /v1/chat/completions``).
+"""OpenAI Chat Completions as the simulator speaks it (``POST /v1/chat/completions``; Groq's ``/openai/v1/…`` too).
 
 Plain reply: a ``chat.completion`` with one choice whose message carries the text (or ``null``)
 and the ``tool_calls``; ``finish_reason`` ``tool_calls``, ``stop``, or ``length`` when the first
@@ -153,6 +153,15 @@ def _first_choice(reply: Mapping[str, object]) -> Mapping[str, object]:
     return {}
 
 
+PATHS: Final = frozenset({"/v1/chat/completions", "/openai/v1/chat/completions"})
+"""The paths served: OpenAI's, and Groq's (``https://api.groq.com/openai/v1/chat/completions``)."""
+
+
+def route(path: str) -> Mapping[str, object] | None:
+    """The Chat lane serves ``PATHS``; none carries a request field (``None``: not this lane's path)."""
+    return {} if path in PATHS else None
+
+
 WIRE = Wire(
     lane="openai.chat_completions",
     path="/v1/chat/completions",
@@ -162,4 +171,5 @@ WIRE = Wire(
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,
+    route=route,
 )
