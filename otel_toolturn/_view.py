@@ -375,6 +375,9 @@ class LaneAdapter(Protocol):
     def setting(self, request: Mapping[str, object], name: str) -> object:
         """A request setting by its SDK name (google-genai: a field of ``config``); ``None``: absent."""
 
+    def tools(self, request: Mapping[str, object]) -> object:
+        """The tool definitions a request carries, where the lane keeps them; ``None``: none."""
+
     def tool_choice(self, request: Mapping[str, object]) -> object:
         """The caller's tool choice as the request spells it; ``None``: none given."""
 

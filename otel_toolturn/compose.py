@@ -149,8 +149,8 @@ def request_field(request: Mapping[str, object], name: str, *, lane: Lane) -> ob
 
 
 def request_tools(request: Mapping[str, object], *, lane: Lane) -> object:
-    """The tool definitions a request carries: ``tools`` (google-genai: ``config.tools``)."""
-    return request_field(request, adapter_for(lane).tools_field, lane=lane)
+    """The tool definitions a request carries (google-genai: ``config.tools``; Converse: ``toolConfig.tools``)."""
+    return adapter_for(lane).tools(request)
 
 
 def request_tool_choice(request: Mapping[str, object], *, lane: Lane) -> object:

@@ -63,6 +63,7 @@ from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import Materialised, decide_request, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
+from otel_toolturn.lanes import adapter_for
 
 SERVICE: Final = "bedrock-runtime"
 """The botocore service name whose operations are instrumented."""
@@ -71,10 +72,9 @@ OPERATIONS: Final = frozenset({"Converse", "ConverseStream"})
 STREAMED: Final = "ConverseStream"
 """The operation whose response holds an ``EventStream`` under ``stream``."""
 INVOKE_OPERATIONS: Final = frozenset({"InvokeModel", "InvokeModelWithResponseStream"})
-"""The operations of ``SERVICE`` whose ``body`` may be an Anthropic Messages request (``INVOKE_LANE``)."""
+"""The operations of ``SERVICE`` whose ``body`` may be an Anthropic Messages request (the invoke lane)."""
 INVOKE_STREAMED: Final = "InvokeModelWithResponseStream"
 """The invoke operation whose response holds an ``EventStream`` of ``chunk`` events under ``body``."""
-INVOKE_LANE: Final[Lane] = "anthropic.messages"
 
 TelemetryOf = Callable[[], Telemetry | None]
 ServerOf = Callable[[str], tuple[str | None, int | None]]
@@ -99,7 +99,7 @@ def _passed_through(wrapped: Callable[..., object], args: tuple[Any, ...], kwarg
         PENDING.reset(token)
 
 
-def anthropic_body(body: object) -> dict[str, object] | None:
+def anthropic_body(body: object, lane: Lane) -> dict[str, object] | None:
     """An invoke ``body`` read as an Anthropic Messages request; ``None`` when it is not one.
 
     One: JSON bytes (UTF-8) or a string holding an object with ``anthropic_version`` and a
@@ -120,7 +120,7 @@ def anthropic_body(body: object) -> dict[str, object] | None:
         return None
     if not isinstance(request, dict) or "anthropic_version" not in request:
         return None
-    return request if isinstance(request.get("messages"), list) else None
+    return request if isinstance(request.get(adapter_for(lane).transcript_field), list) else None
 
 
 def encoded_body(request: Mapping[str, object], like: object) -> bytes | str:
@@ -242,8 +242,12 @@ def _materialised(telemetry: Telemetry, lane: Lane, params: dict[str, object]) -
         return Materialised(kwargs=params, readable=False)
 
 
-def api_call_wrapper(lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf) -> Callable[..., object]:
+def api_call_wrapper(
+    lane: Lane, invoke_lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf
+) -> Callable[..., object]:
     """The wrapper of ``BaseClient._make_api_call`` (see the module docstring).
+
+    ``lane``: what Converse speaks; ``invoke_lane``: what an invoke body read by ``anthropic_body`` speaks.
 
     ``telemetry_of`` gives the live instrumentation's telemetry (``None``: uninstrumented, pass through);
     ``server_of`` reads ``server.address`` and ``server.port`` from the client's endpoint URL.
@@ -261,7 +265,7 @@ def api_call_wrapper(lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf)
         if not isinstance(params, dict):
             return wrapped(*args)
         if operation_name in INVOKE_OPERATIONS:
-            return _invoke(wrapped, telemetry, instance, operation_name, params, server_of=server_of)
+            return _invoke(wrapped, telemetry, instance, operation_name, params, lane=invoke_lane, server_of=server_of)
         materialised = _materialised(telemetry, lane, params)
         if not materialised.readable:
             return wrapped(operation_name, materialised.kwargs)
@@ -293,20 +297,21 @@ def _invoke(
     operation_name: str,
     params: dict[str, object],
     *,
+    lane: Lane,
     server_of: ServerOf,
 ) -> object:
     """An invoke call: its Anthropic body decided and sent (see the module docstring); any other body untouched."""
     try:
-        request = anthropic_body(params.get("body"))
+        request = anthropic_body(params.get("body"), lane)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("request", exc)
         request = None
     if request is None:
         return _passed_through(wrapped, (operation_name, params), {})
-    materialised = _materialised(telemetry, INVOKE_LANE, request)
+    materialised = _materialised(telemetry, lane, request)
     if not materialised.readable:
         return wrapped(operation_name, params)
-    call = _begin(telemetry, INVOKE_LANE, instance, materialised.kwargs, server_of, model=params.get("modelId"))
+    call = _begin(telemetry, lane, instance, materialised.kwargs, server_of, model=params.get("modelId"))
     if call is None:
         return wrapped(operation_name, params)
     sent = params

@@ -227,6 +227,9 @@ TARGETS: Final[tuple[Target, ...]] = (
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
 
 
+BEDROCK_INVOKE_LANE: Final[Lane] = "anthropic.messages"
+"""The lane of a bedrock-runtime ``InvokeModel`` body that is an Anthropic Messages request."""
+
 _OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks"})
 """The Stainless SDKs of their own that speak Chat; each is importable by its provider's name."""
 
@@ -548,7 +551,7 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
 
 def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "api_call":
-        return api_call_wrapper(target.lane, lambda: STATE.telemetry, server_of)
+        return api_call_wrapper(target.lane, BEDROCK_INVOKE_LANE, lambda: STATE.telemetry, server_of)
     if target.kind == "sdk_span":
         return _sdk_span_wrapper
     if target.kind == "send":

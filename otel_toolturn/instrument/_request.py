@@ -280,9 +280,8 @@ def _withheld(
     options: Options,
 ) -> tuple[compose.ToolsWithheldReason | None, bool]:
     """The withheld decision and whether it changes the request (see the module's stage 4)."""
-    tools = compose.request_tools(kwargs, lane=lane)
-    if not tools:
-        return None, False
+    if not compose.request_tools(kwargs, lane=lane) or adapter_for(lane).tool_choice_none() is None:
+        return None, False  # no tools to withhold, or no way to call none (Converse): the rule does not apply
     wrap_up = scope == "wrap-up" or (options.max_tool_rounds is not None and rounds >= options.max_tool_rounds)
     reason = compose.tools_withheld(wrap_up or None, scope == "evidence-revision" or None)
     if reason is not None:

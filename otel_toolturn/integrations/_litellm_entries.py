@@ -216,6 +216,7 @@ class LiteLLMStream(StreamProxy, AsyncStreamProxy):
     def __init__(self, wrapped: object, record: CallRecord, *, observed: bool) -> None:
         wrapt.ObjectProxy.__init__(self, wrapped)
         self._self_record = record
+        self._self_read = None  # LiteLLM's events are the lane's own
         if observed:
             record.start_stream()
         when_collected(self, record.finish, caller_closed=True)

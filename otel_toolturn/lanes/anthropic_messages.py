@@ -55,6 +55,7 @@ from otel_toolturn.lanes._common import (
     result_id_of,
     role_of,
 )
+from otel_toolturn.lanes._defaults import AdapterDefaults
 
 __all__ = ["ADAPTER", "AnthropicMessages", "server_family"]
 """``server_family``: the kind of server call a block ``type`` names, as the lane reads it (streams share it)."""
@@ -72,7 +73,7 @@ def _block_list(message: object) -> Sequence[object]:
     return content if is_list(content) else ()
 
 
-class AnthropicMessages:
+class AnthropicMessages(AdapterDefaults):
     """Reads and writes the Anthropic Messages wire list for the law."""
 
     lane: Lane = "anthropic.messages"
@@ -257,14 +258,6 @@ class AnthropicMessages:
 
     transcript_field: str = "messages"
 
-    def setting(self, request: request_parts.Request, name: str) -> object:
-        """A request setting: the keyword argument ``name``; ``None``: absent."""
-        return request.get(name)
-
-    def tool_choice(self, request: request_parts.Request) -> object:
-        """The caller's ``tool_choice``; ``None``: none given."""
-        return request.get("tool_choice")
-
     def tool_choice_none(self) -> object:
         """``{"type": "none"}``: call no tool."""
         return {"type": "none"}
@@ -273,25 +266,12 @@ class AnthropicMessages:
         """``{"type": "none"}``."""
         return isinstance(tool_choice, Mapping) and tool_choice.get("type") == "none"
 
-    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
-        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
-        return request_parts.with_setting(request, "tool_choice", choice)
-
     def system_pieces(
         self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
     ) -> tuple[request_parts.SystemPromptPiece, ...]:
         """The ``system`` string, or each text block of it (the transcript holds none)."""
         del transcript  # the system prompt stands outside the transcript
         return tuple(request_parts.text_pieces(request.get("system"), "system"))
-
-    def continues_server_state(self, request: request_parts.Request) -> bool:
-        """Never: the Messages API holds no conversation state."""
-        del request  # nothing in it names server state
-        return False
-
-    def is_model_output(self, item: object) -> bool:
-        """An ``assistant`` message."""
-        return field(item, "role") == "assistant"
 
     def emitted_call_ids(self, item: object) -> tuple[str, ...]:
         """The ids of the ``tool_use`` blocks of an assistant message, in order (those without a string id left out)."""
@@ -338,18 +318,6 @@ class AnthropicMessages:
         return isinstance(content, list) and any(
             isinstance(b, Mapping) and request_parts.kind_of(b) in _CLAIMED_BLOCKS for b in content
         )
-
-    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
-        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
-        del model  # the body names its model
-        return body
-
-    def body_writes(
-        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
-    ) -> dict[str, object]:
-        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
-        del request  # the body is the request
-        return request_parts.changed_fields(body, sent)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

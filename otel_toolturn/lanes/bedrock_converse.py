@@ -69,6 +69,7 @@ from otel_toolturn.lanes._common import (
     role_of,
     text_of,
 )
+from otel_toolturn.lanes._defaults import AdapterDefaults
 
 RESULTS_LEFT_OUT_TEXT: Final = "[tool results stood here; each was moved to the call it answers or left out]"
 """The text of a user message whose every result was moved or left out, kept so two assistant messages never meet."""
@@ -131,7 +132,7 @@ def emitted_call_ids(message: object) -> tuple[str, ...]:
     return tuple(ids)
 
 
-class BedrockConverse:
+class BedrockConverse(AdapterDefaults):
     """Reads and writes the Bedrock Converse wire list for the law."""
 
     lane: Lane = "bedrock.converse"
@@ -343,9 +344,10 @@ class BedrockConverse:
 
     transcript_field: str = "messages"
 
-    def setting(self, request: request_parts.Request, name: str) -> object:
-        """A request setting: the keyword argument ``name``; ``None``: absent."""
-        return request.get(name)
+    def tools(self, request: request_parts.Request) -> object:
+        """The tool definitions: ``toolConfig.tools``; ``None``: none."""
+        tool_config = request.get("toolConfig")
+        return None if tool_config is None else field(tool_config, "tools")
 
     def tool_choice(self, request: request_parts.Request) -> object:
         """The caller's ``toolConfig.toolChoice``; ``None``: none given."""
@@ -371,15 +373,6 @@ class BedrockConverse:
         """Each ``text`` block of ``system`` (the messages hold none)."""
         del transcript  # the system prompt stands outside the transcript
         return tuple(request_parts.text_pieces(request.get("system"), "system"))
-
-    def continues_server_state(self, request: request_parts.Request) -> bool:
-        """Never: Converse holds no conversation state."""
-        del request  # nothing in it names server state
-        return False
-
-    def is_model_output(self, item: object) -> bool:
-        """An ``assistant`` message."""
-        return field(item, "role") == "assistant"
 
     def emitted_call_ids(self, item: object) -> tuple[str, ...]:
         """The ids of the client ``toolUse`` blocks of an assistant message (``emitted_call_ids``)."""
@@ -417,18 +410,6 @@ class BedrockConverse:
         """A message holding a Converse block (a ``toolUse``, ``toolResult``, ... key, and no ``type``)."""
         content = item.get("content")
         return isinstance(content, list) and any(_claimed_block(b) for b in content)
-
-    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
-        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
-        del model  # the model stands in the request's URL, not in its body
-        return body
-
-    def body_writes(
-        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
-    ) -> dict[str, object]:
-        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
-        del request  # the body is the request
-        return request_parts.changed_fields(body, sent)
 
 
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:

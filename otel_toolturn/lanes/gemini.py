@@ -84,6 +84,7 @@ from otel_toolturn._view import (
 from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import derive_id, is_list
+from otel_toolturn.lanes._defaults import AdapterDefaults
 from otel_toolturn.lanes._gemini_matching import Matcher
 from otel_toolturn.lanes._gemini_parts import (
     call_of,
@@ -221,7 +222,7 @@ REST_CONFIG: Final = (
 """google-genai's ``config`` fields the request pipeline reads, and the REST body keys that carry each."""
 
 
-class GeminiGenerateContent:
+class GeminiGenerateContent(AdapterDefaults):
     """Reads and writes the Gemini ``contents`` list for the law."""
 
     lane: Lane = "gemini.generate_content"
@@ -478,10 +479,6 @@ class GeminiGenerateContent:
         config = request.get("config")
         return None if config is None else field(config, name)
 
-    def tool_choice(self, request: request_parts.Request) -> object:
-        """The caller's ``config.tool_config``; ``None``: none given."""
-        return self.setting(request, "tool_config")
-
     def tool_choice_none(self) -> object:
         """``TOOLS_OFF``: a ``tool_config`` whose function calling mode is ``NONE``."""
         return TOOLS_OFF
@@ -507,11 +504,6 @@ class GeminiGenerateContent:
         """``config.system_instruction``: a string, or each text part of it (the contents hold none)."""
         del transcript  # the system prompt stands outside the transcript
         return tuple(instruction_pieces(self.setting(request, "system_instruction"), "config.system_instruction"))
-
-    def continues_server_state(self, request: request_parts.Request) -> bool:
-        """Never: generate_content holds no conversation state."""
-        del request  # nothing in it names server state
-        return False
 
     def is_model_output(self, item: object) -> bool:
         """A ``model`` content."""

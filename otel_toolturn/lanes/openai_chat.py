@@ -42,6 +42,7 @@ from otel_toolturn.lanes._common import (
     result_id_of,
     role_of,
 )
+from otel_toolturn.lanes._defaults import AdapterDefaults
 
 ID_LIMIT: Final = 40
 """The longest ``tool_calls[].id`` the API accepts."""
@@ -92,7 +93,7 @@ def _read_calls(messages: Sequence[object], position: int, calls: Sequence[objec
     return call_ids, end
 
 
-class OpenAIChat:
+class OpenAIChat(AdapterDefaults):
     """Reads and writes the Chat Completions wire list for the law."""
 
     lane: Lane = "openai.chat_completions"
@@ -271,14 +272,6 @@ class OpenAIChat:
 
     transcript_field: str = "messages"
 
-    def setting(self, request: request_parts.Request, name: str) -> object:
-        """A request setting: the keyword argument ``name``; ``None``: absent."""
-        return request.get(name)
-
-    def tool_choice(self, request: request_parts.Request) -> object:
-        """The caller's ``tool_choice``; ``None``: none given."""
-        return request.get("tool_choice")
-
     def tool_choice_none(self) -> object:
         """``"none"``: call no tool."""
         return "none"
@@ -287,24 +280,11 @@ class OpenAIChat:
         """``"none"``."""
         return tool_choice == "none"
 
-    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
-        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
-        return request_parts.with_setting(request, "tool_choice", choice)
-
     def system_pieces(
         self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
     ) -> tuple[request_parts.SystemPromptPiece, ...]:
         """The content of each ``system`` or ``developer`` message of ``messages`` (``transcript``: already read)."""
         return tuple(request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
-
-    def continues_server_state(self, request: request_parts.Request) -> bool:
-        """Never: Chat Completions holds no conversation state."""
-        del request  # nothing in it names server state
-        return False
-
-    def is_model_output(self, item: object) -> bool:
-        """An ``assistant`` message."""
-        return field(item, "role") == "assistant"
 
     def emitted_call_ids(self, item: object) -> tuple[str, ...]:
         """The ids of an assistant message's ``tool_calls``, in order (those without a string id left out)."""
@@ -344,18 +324,6 @@ class OpenAIChat:
     def claims_item(self, item: request_parts.Item) -> bool:
         """A message with ``tool_calls``, or a ``tool`` message."""
         return "tool_calls" in item or item.get("role") == "tool"
-
-    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
-        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
-        del model  # the body names its model
-        return body
-
-    def body_writes(
-        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
-    ) -> dict[str, object]:
-        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
-        del request  # the body is the request
-        return request_parts.changed_fields(body, sent)
 
 
 def _missing(position: int, ids: list[str]) -> Violation:

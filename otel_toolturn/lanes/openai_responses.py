@@ -70,6 +70,7 @@ from otel_toolturn.lanes._common import (
     json_text,
     result_id_of,
 )
+from otel_toolturn.lanes._defaults import AdapterDefaults
 
 
 class _Kind(NamedTuple):
@@ -375,7 +376,7 @@ def _read_turn(view: View, messages: Sequence[object], first: int, seen: set[str
     return end
 
 
-class OpenAIResponses:
+class OpenAIResponses(AdapterDefaults):
     """Reads and writes the Responses ``input`` list for the law."""
 
     lane: Lane = "openai.responses"
@@ -677,14 +678,6 @@ class OpenAIResponses:
 
     transcript_field: str = "input"
 
-    def setting(self, request: request_parts.Request, name: str) -> object:
-        """A request setting: the keyword argument ``name``; ``None``: absent."""
-        return request.get(name)
-
-    def tool_choice(self, request: request_parts.Request) -> object:
-        """The caller's ``tool_choice``; ``None``: none given."""
-        return request.get("tool_choice")
-
     def tool_choice_none(self) -> object:
         """``"none"``: call no tool."""
         return "none"
@@ -692,10 +685,6 @@ class OpenAIResponses:
     def says_no_tool(self, tool_choice: object) -> bool:
         """``"none"``."""
         return tool_choice == "none"
-
-    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
-        """A copy of ``request`` with ``tool_choice`` set to ``choice``."""
-        return request_parts.with_setting(request, "tool_choice", choice)
 
     def system_pieces(
         self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
@@ -747,18 +736,6 @@ class OpenAIResponses:
     def claims_item(self, item: request_parts.Item) -> bool:
         """A Responses item: a call or output of any kind, reasoning, a hosted tool call or an item reference."""
         return request_parts.kind_of(item) in _CLAIMED_ITEMS
-
-    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
-        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
-        del model  # the body names its model
-        return body
-
-    def body_writes(
-        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
-    ) -> dict[str, object]:
-        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
-        del request  # the body is the request
-        return request_parts.changed_fields(body, sent)
 
 
 def _answers(result: object) -> CallKind:

@@ -15,7 +15,7 @@ from otel_toolturn import validate
 from otel_toolturn.instrument import ToolTurnInstrumentor, _botocore, names
 from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
 from otel_toolturn.simulator._server import Answer
-from tests.bedrock_wire import BROKEN, MODEL, REPAIR_OF, bedrock_client, text, user
+from tests.bedrock_wire import BROKEN, MODEL, REPAIR_OF, assistant, bedrock_client, result, text, use, user
 from tests.instrument.conftest import Instrument, Otel
 
 LANE: Final = "bedrock.converse"
@@ -186,6 +186,34 @@ def test_uninstrument_restores_botocore(instrument: Instrument, sim: Simulator) 
     with pytest.raises(ClientError, match="exceeds the number of toolUse blocks"):
         converse(client, list(BROKEN["trimmed"]), streamed=False)
     assert len(otel.call_spans()) == 1
+
+
+TOOL_CONFIG: Final = {
+    "tools": [{"toolSpec": {"name": "lookup", "inputSchema": {"json": {"type": "object", "properties": {}}}}}]
+}
+
+
+def test_the_tools_in_tool_config_are_fingerprinted(instrument: Instrument, sim: Simulator) -> None:
+    """The tool definitions Converse nests in ``toolConfig.tools`` give the span its tools fingerprint."""
+    otel = instrument(mode="repair")
+    client = bedrock_client(sim.base_url)
+    client.converse(modelId=MODEL, messages=[user(text("Hi."))], toolConfig=TOOL_CONFIG)
+    client.converse(modelId=MODEL, messages=[user(text("Hi."))])
+    with_tools, without = (dict(span.attributes or {}) for span in otel.call_spans())
+    assert isinstance(with_tools[names.FINGERPRINT_TOOLS], str)
+    assert names.FINGERPRINT_TOOLS not in without
+
+
+def test_the_tools_rule_leaves_converse_tools_in_place(instrument: Instrument, sim: Simulator) -> None:
+    """Past ``max_tool_rounds`` Converse keeps its ``toolConfig`` (no choice calls no tool); nothing fails."""
+    otel = instrument(mode="repair", max_tool_rounds=1)
+    history = [user(text("Look it up.")), assistant(use("tooluse_1")), user(result("tooluse_1"))]
+    bedrock_client(sim.base_url).converse(modelId=MODEL, messages=history, toolConfig=TOOL_CONFIG)
+    (request,) = sim.requests
+    assert request.body["toolConfig"] == TOOL_CONFIG  # type: ignore[index]
+    attributes = the_span(otel).attributes
+    assert names.TOOLS_WITHHELD_REASON not in attributes
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -1,0 +1,61 @@
+"""The request verbs most lanes answer alike, written once; a lane overrides what it spells otherwise.
+
+A lane's adapter subclasses ``AdapterDefaults`` and states its fields (``tools_field``,
+``tool_choice_field``). The defaults are those of an SDK whose keyword arguments are the wire
+body's fields (Anthropic Messages, Chat Completions, Responses, Bedrock Converse): a setting is the
+keyword argument of its name, the tool choice sits in ``tool_choice_field``, the model speaks as
+``assistant`` and the server holds no conversation state.
+"""
+
+from __future__ import annotations
+
+from otel_toolturn._view import field
+from otel_toolturn.lanes import request_parts
+
+
+class AdapterDefaults:
+    """The verbs of ``LaneAdapter`` most lanes share (see the module docstring)."""
+
+    __slots__ = ()
+
+    tools_field: str
+    """The request setting holding the tool definitions, by SDK name (``setting``)."""
+    tool_choice_field: str
+    """The request setting holding the caller's tool choice, by SDK name."""
+
+    def setting(self, request: request_parts.Request, name: str) -> object:
+        """A request setting: the keyword argument ``name``; ``None``: absent."""
+        return request.get(name)
+
+    def tools(self, request: request_parts.Request) -> object:
+        """The tool definitions the request carries: the setting ``tools_field``; ``None``: none."""
+        return self.setting(request, self.tools_field)
+
+    def tool_choice(self, request: request_parts.Request) -> object:
+        """The caller's tool choice: the setting ``tool_choice_field``; ``None``: none given."""
+        return self.setting(request, self.tool_choice_field)
+
+    def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
+        """A copy of ``request`` with its ``tool_choice_field`` set to ``choice``."""
+        return request_parts.with_setting(request, self.tool_choice_field, choice)
+
+    def continues_server_state(self, request: request_parts.Request) -> bool:
+        """Never: the API holds no conversation state."""
+        del request  # nothing in it names server state
+        return False
+
+    def is_model_output(self, item: object) -> bool:
+        """An ``assistant`` message."""
+        return field(item, "role") == "assistant"
+
+    def sdk_request(self, body: dict[str, object], model: str | None) -> dict[str, object]:
+        """``body`` itself: the SDK call's keyword arguments are the wire body's fields."""
+        del model  # the body (or, on Converse, the URL) names the model
+        return body
+
+    def body_writes(
+        self, body: request_parts.Request, request: request_parts.Request, sent: request_parts.Request
+    ) -> dict[str, object]:
+        """Each field of ``sent`` that is not the very object ``body`` holds (``changed_fields``)."""
+        del request  # the body is the request
+        return request_parts.changed_fields(body, sent)
