@@ -106,3 +106,26 @@ async def send_async(sim: Simulator, call: Call, events: tuple[Event, ...], *, s
         async for _ in response:
             pass
     return response
+
+
+async def completed(entry: str, kwargs: dict[str, Any], *, stream: bool) -> None:
+    """One ``litellm.completion`` (``entry`` ``completion``) or ``acompletion`` call; a stream read to its end."""
+    if entry == "acompletion":
+        response: Any = await litellm.acompletion(**kwargs)
+        if stream:
+            async for _ in response:
+                pass
+        return
+    response = litellm.completion(**kwargs)
+    if stream:
+        for _ in response:
+            pass
+
+
+def last_sent_list(sim: Simulator, key: str) -> list[object]:
+    """The list the simulator's last request body held under ``key``."""
+    body = sim.requests[-1].body
+    assert isinstance(body, dict)
+    sent = body[key]
+    assert isinstance(sent, list)
+    return sent

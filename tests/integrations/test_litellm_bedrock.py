@@ -18,7 +18,7 @@ import pytest
 from otel_toolturn import validate
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel
-from tests.integrations.litellm_calls import litellm
+from tests.integrations.litellm_calls import completed, last_sent_list, litellm
 from tests.transcripts import A, Event, R, U, build, c, t
 
 pytestmark = [
@@ -88,25 +88,11 @@ async def _send(
     sim: Simulator, entry: str, events: tuple[Event, ...], *, stream: bool, route: str = "bedrock/"
 ) -> None:
     """One LiteLLM call (a stream read to its end)."""
-    kwargs = _kwargs(sim, events, stream=stream, route=route)
-    if entry == "acompletion":
-        response: Any = await litellm.acompletion(**kwargs)
-        if stream:
-            async for _ in response:
-                pass
-        return
-    response = litellm.completion(**kwargs)
-    if stream:
-        for _ in response:
-            pass
+    await completed(entry, _kwargs(sim, events, stream=stream, route=route), stream=stream)
 
 
 def _messages(sim: Simulator) -> list[object]:
-    sent = sim.requests[-1]
-    assert isinstance(sent.body, dict)
-    messages = sent.body["messages"]
-    assert isinstance(messages, list)
-    return messages
+    return last_sent_list(sim, "messages")
 
 
 @pytest.mark.parametrize(("entry", "brk", "stream"), CASES)

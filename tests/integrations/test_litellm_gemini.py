@@ -18,7 +18,7 @@ from otel_toolturn import validate
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel, make_otel
-from tests.integrations.litellm_calls import litellm
+from tests.integrations.litellm_calls import completed, last_sent_list, litellm
 from tests.transcripts import A, Event, R, U, build, c, t
 
 pytestmark = [
@@ -77,25 +77,11 @@ async def _send(
     vertex: bool = False,
 ) -> None:
     """One LiteLLM call (a stream read to its end)."""
-    kwargs = _kwargs(sim, events, stream=stream, vertex=vertex)
-    if entry == "acompletion":
-        response: Any = await litellm.acompletion(**kwargs)
-        if stream:
-            async for _ in response:
-                pass
-        return
-    response = litellm.completion(**kwargs)
-    if stream:
-        for _ in response:
-            pass
+    await completed(entry, _kwargs(sim, events, stream=stream, vertex=vertex), stream=stream)
 
 
 def _contents(sim: Simulator) -> list[object]:
-    sent = sim.requests[-1]
-    assert isinstance(sent.body, dict)
-    contents = sent.body["contents"]
-    assert isinstance(contents, list)
-    return contents
+    return last_sent_list(sim, "contents")
 
 
 @pytest.mark.parametrize(("entry", "brk", "stream"), CASES)
