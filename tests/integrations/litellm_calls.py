@@ -7,7 +7,9 @@ point's own shape. LiteLLM reads the price and header tables locally (no network
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -15,6 +17,7 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
+import pytest
 
 from otel_toolturn import Lane
 from otel_toolturn.simulator import Simulator
@@ -129,3 +132,11 @@ def last_sent_list(sim: Simulator, key: str) -> list[object]:
     sent = body[key]
     assert isinstance(sent, list)
     return sent
+
+
+def entry_cases(breaks: Iterable[str]) -> list[Any]:
+    """``(entry, break, stream)`` for every completion entry point, break and streaming, each with a readable id."""
+    return [
+        pytest.param(entry, brk, stream, id=f"{entry}-{brk}-{'stream' if stream else 'plain'}")
+        for entry, brk, stream in itertools.product(("completion", "acompletion"), breaks, (False, True))
+    ]

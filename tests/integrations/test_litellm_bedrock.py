@@ -10,7 +10,6 @@ a history valid as Chat messages may still be refused once converted.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Final
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from otel_toolturn import validate
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel
-from tests.integrations.litellm_calls import completed, last_sent_list, litellm
+from tests.integrations.litellm_calls import completed, entry_cases, last_sent_list, litellm
 from tests.transcripts import A, Event, R, U, build, c, t
 
 pytestmark = [
@@ -65,10 +64,7 @@ FORMS: Final = {
 }
 """The repairs each break is recorded with, read on the Converse body LiteLLM built."""
 
-CASES: Final = [
-    pytest.param(entry, brk, stream, id=f"{entry}-{brk}-{'stream' if stream else 'plain'}")
-    for entry, brk, stream in itertools.product(("completion", "acompletion"), BREAKS, (False, True))
-]
+CASES: Final = entry_cases(BREAKS)
 
 
 def _kwargs(sim: Simulator, events: tuple[Event, ...], *, stream: bool, route: str = "bedrock/") -> dict[str, Any]:

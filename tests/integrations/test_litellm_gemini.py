@@ -8,7 +8,6 @@ user message, a result arriving after the model answered. A result with no call 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -18,7 +17,7 @@ from otel_toolturn import validate
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel, make_otel
-from tests.integrations.litellm_calls import completed, last_sent_list, litellm
+from tests.integrations.litellm_calls import completed, entry_cases, last_sent_list, litellm
 from tests.transcripts import A, Event, R, U, build, c, t
 
 pytestmark = [
@@ -51,10 +50,7 @@ FORMS: Final = {
 }
 """The repairs each break is recorded with: the late result is closed where due and delivered where it stands."""
 
-CASES: Final = [
-    pytest.param(entry, brk, stream, id=f"{entry}-{brk}-{'stream' if stream else 'plain'}")
-    for entry, brk, stream in itertools.product(("completion", "acompletion"), BREAKS, (False, True))
-]
+CASES: Final = entry_cases(BREAKS)
 
 
 def _kwargs(sim: Simulator, events: tuple[Event, ...], *, stream: bool, vertex: bool = False) -> dict[str, Any]:
