@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
 from otel_toolturn import REPAIR_FORMS, Lane
 from otel_toolturn.instrument import _count_export_error, _setup, names
-from otel_toolturn.instrument._config import Provider
+from otel_toolturn.instrument._config import LANES_OF, NAMES_OF, Provider
 from otel_toolturn.instrument._exporters import CountingSpanExporter
 from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.instrument._record import CallRecord
@@ -358,6 +358,8 @@ def test_labels_stay_bounded_under_hostile_names_and_ids(instrument: Instrument)
     points = _points(otel)
     bounds = _documented_bounds()
     assert set(bounds) == {i.name for i in names.INSTRUMENTS}
+    pairs = {(lane, name) for provider, lanes in LANES_OF.items() for lane in lanes for name in NAMES_OF[provider]}
+    assert bounds[names.LOSSY_PROJECTIONS.name] == len(pairs)  # the document counts every SDK's lane and provider
     assert bounds[names.INSTRUMENTATION_ERRORS.name] is None  # open: one set per stage and exception class
     assert names.INSTRUMENTATION_ERRORS.name not in points  # and nothing failed here
     counts = {name: len({tuple(sorted(s.items())) for s in sets}) for name, sets in points.items()}

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Final
 
+import pydantic
 import pytest
 import yaml
 
@@ -142,7 +143,7 @@ NUMBERED: Final = [r for r in RECORDINGS if not r.streamed and b'"finishReason":
 @pytest.mark.parametrize("recording", NUMBERED, ids=lambda r: r.name)
 def test_numbered_finish_reasons_are_read_where_the_sdk_cannot(recording: Recorded) -> None:
     """A body sent with enum-encoding=int: the SDK's parser raises on its number; the check reads it as STOP."""
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, pydantic.ValidationError)):  # which, depends on the google-genai release
         gemini_response(recording.body)
     report = check_response(LANE, recording.chunks[0], requested_model=None)
     assert report.finish_reasons == ("STOP",)
