@@ -50,12 +50,18 @@ class Sdk:
         return getattr(module, self.resource), getattr(module, f"Async{self.resource}")
 
 
+def _in_together_shape(sim: Simulator) -> str:
+    """The simulator's root as the installed together's default base URL has it (2.x ends in ``/v1``, 3.x does not)."""
+    default = str(together.Client(api_key="test-key").base_url).rstrip("/")
+    return sim.openai_base_url if default.endswith("/v1") else sim.base_url
+
+
 SDKS: Final = (
     Sdk(name="groq", sdk=groq, base_url=lambda sim: sim.base_url, resource="Completions", provider_name="groq"),
     Sdk(
         name="together",
         sdk=together,
-        base_url=lambda sim: sim.openai_base_url,
+        base_url=_in_together_shape,
         resource="CompletionsResource",
         provider_name="openai",
     ),
