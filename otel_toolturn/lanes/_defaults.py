@@ -1,10 +1,11 @@
 """The request verbs most lanes answer alike, written once; a lane overrides what it spells otherwise.
 
-A lane's adapter subclasses ``AdapterDefaults`` and states its fields (``tools_field``,
-``tool_choice_field``). The defaults are those of an SDK whose keyword arguments are the wire
-body's fields (Anthropic Messages, Chat Completions, Responses, Bedrock Converse): a setting is the
-keyword argument of its name, the tool choice sits in ``tool_choice_field``, the model speaks as
-``assistant`` and the server holds no conversation state.
+A lane's adapter subclasses ``AdapterDefaults`` and states the fields it spells otherwise. The
+defaults are those of an SDK whose keyword arguments are the wire body's fields (Anthropic
+Messages, Chat Completions, Responses, Bedrock Converse): a setting is the keyword argument of its
+name, the tools sit in ``tools``, the tool choice in ``tool_choice`` and "call no tool" is OpenAI's
+``"none"``, the model speaks as ``assistant``, the server holds no conversation state, the input is
+a list the SDK sends as it is given, and instructions may stand in it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,18 @@ class AdapterDefaults:
 
     __slots__ = ()
 
-    tools_field: str
+    tools_field: str = "tools"
     """The request setting holding the tool definitions, by SDK name (``setting``)."""
-    tool_choice_field: str
+    tool_choice_field: str = "tool_choice"
     """The request setting holding the caller's tool choice, by SDK name."""
+    string_input: bool = False
+    """Whether the transcript may be a string: one user turn, with no tool turn to read."""
+    sdk_normalises_transcript: bool = False
+    """Whether the lane's SDK reads the transcript into its own types before a request hook sees it."""
+    sdk_listed_item_fields: tuple[str, ...] = ()
+    """The fields of the transcript's dict items the law reads and the lane's SDK lists when one holds an iterator."""
+    instructions_in_transcript: bool = True
+    """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
 
     def setting(self, request: request_parts.Request, name: str) -> object:
         """A request setting: the keyword argument ``name``; ``None``: absent."""
@@ -38,6 +47,14 @@ class AdapterDefaults:
     def with_tool_choice(self, request: request_parts.Request, choice: object) -> dict[str, object]:
         """A copy of ``request`` with its ``tool_choice_field`` set to ``choice``."""
         return request_parts.with_setting(request, self.tool_choice_field, choice)
+
+    def tool_choice_none(self) -> object:
+        """OpenAI's ``"none"``: call no tool."""
+        return "none"
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """OpenAI's ``"none"``."""
+        return tool_choice == "none"
 
     def continues_server_state(self, request: request_parts.Request) -> bool:
         """Never: the API holds no conversation state."""

@@ -292,8 +292,6 @@ class AnthropicMessages(AdapterDefaults):
         """The lane's handoff spelling (``HANDOFF``)."""
         return HANDOFF
 
-    string_input: bool = False
-    sdk_normalises_transcript: bool = False
     sdk_listed_parameters: tuple[tuple[str, str], ...] = (
         ("messages", "anthropic"),
         ("system", "anthropic"),
@@ -302,8 +300,6 @@ class AnthropicMessages(AdapterDefaults):
     sdk_listed_item_fields: tuple[str, ...] = ("content",)
     head_settings: tuple[str, ...] = ("system", "tools")
     instructions_in_transcript: bool = False
-    tools_field: str = "tools"
-    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "anthropic"
 

@@ -390,13 +390,8 @@ class BedrockConverse(AdapterDefaults):
     def handoff(self) -> None:
         """None: no handoff runs here (the system prompt lives outside the list a handoff pushes it into)."""
 
-    string_input: bool = False
-    sdk_normalises_transcript: bool = False
     sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_list"),)  # botocore lists nothing
-    sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system", "toolConfig")
-    instructions_in_transcript: bool = True
-    tools_field: str = "tools"
     tool_choice_field: str = "toolConfig"
 
     cli_alias: str = "bedrock"

@@ -535,10 +535,7 @@ class GeminiGenerateContent(AdapterDefaults):
     string_input: bool = True
     sdk_normalises_transcript: bool = True
     sdk_listed_parameters: tuple[tuple[str, str], ...] = ()
-    sdk_listed_item_fields: tuple[str, ...] = ()
     head_settings: tuple[str, ...] = ("system_instruction", "tools")
-    instructions_in_transcript: bool = True
-    tools_field: str = "tools"
     tool_choice_field: str = "tool_config"
 
     cli_alias: str = "gemini"

@@ -272,14 +272,6 @@ class OpenAIChat(AdapterDefaults):
 
     transcript_field: str = "messages"
 
-    def tool_choice_none(self) -> object:
-        """``"none"``: call no tool."""
-        return "none"
-
-    def says_no_tool(self, tool_choice: object) -> bool:
-        """``"none"``."""
-        return tool_choice == "none"
-
     def system_pieces(
         self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
     ) -> tuple[request_parts.SystemPromptPiece, ...]:
@@ -305,14 +297,9 @@ class OpenAIChat(AdapterDefaults):
         """The lane's handoff spelling (``HANDOFF``)."""
         return HANDOFF
 
-    string_input: bool = False
-    sdk_normalises_transcript: bool = False
     sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_iterable"), ("tools", "openai_iterable"))
     sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
     head_settings: tuple[str, ...] = ("tools",)
-    instructions_in_transcript: bool = True
-    tools_field: str = "tools"
-    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "chat"
 

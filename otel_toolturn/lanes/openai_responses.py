@@ -678,14 +678,6 @@ class OpenAIResponses(AdapterDefaults):
 
     transcript_field: str = "input"
 
-    def tool_choice_none(self) -> object:
-        """``"none"``: call no tool."""
-        return "none"
-
-    def says_no_tool(self, tool_choice: object) -> bool:
-        """``"none"``."""
-        return tool_choice == "none"
-
     def system_pieces(
         self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
     ) -> tuple[request_parts.SystemPromptPiece, ...]:
@@ -718,13 +710,9 @@ class OpenAIResponses(AdapterDefaults):
         return HANDOFF
 
     string_input: bool = True
-    sdk_normalises_transcript: bool = False
     sdk_listed_parameters: tuple[tuple[str, str], ...] = (("input", "openai_list"), ("tools", "openai_iterable"))
     sdk_listed_item_fields: tuple[str, ...] = ("output",)
     head_settings: tuple[str, ...] = ("instructions", "tools")
-    instructions_in_transcript: bool = True
-    tools_field: str = "tools"
-    tool_choice_field: str = "tool_choice"
 
     cli_alias: str = "responses"
 

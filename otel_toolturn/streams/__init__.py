@@ -15,7 +15,7 @@ from typing import Final, NoReturn
 
 from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.streams import _response, bedrock_converse
+from otel_toolturn.streams import _response
 from otel_toolturn.streams._caller_close import closed_by_caller
 from otel_toolturn.streams._report import (
     INPUT_TRANSFORMATION_REASONS,
@@ -98,7 +98,7 @@ def check_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
     if lane == "bedrock.converse":
-        return bedrock_converse.check_converse_response(
+        return _response.check_converse_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
     _unknown_lane(lane)

@@ -2,7 +2,8 @@
 
 A lane's observer (``anthropic_messages``, ``openai_chat``, ``openai_responses``, ``gemini``,
 ``bedrock_converse``) subclasses ``ObserverBase``: ``feed`` counts the event and hands it to the
-lane's ``_read``, which reads it once, the one way its lane defines, and keeps the facts here
+lane's ``_read``, which reads it once, the one way its lane defines (by default: the event opened
+by ``_opened``, then its fields read by the lane's ``_read_fields``), and keeps the facts here
 (the ledger, the repetition poll, the reported model, the response id, the token counts, the
 frames it could not read); its ``finish`` hands its call slots, endings
 and cap stop to ``_report``.
@@ -66,7 +67,17 @@ class ObserverBase:
             self._unread += 1
 
     def _read(self, event: object) -> None:
-        """Read one event, the lane's way; may raise one of ``read_errors`` on an unexpected shape."""
+        """Read one event, the lane's way; may raise one of ``read_errors`` on an unexpected shape.
+
+        By default the event is opened (``_opened``) and, unless a raw frame held nothing, its fields are
+        read by ``_read_fields``.
+        """
+        opened = self._opened(event)
+        if opened is not None:
+            self._read_fields(*opened)
+
+    def _read_fields(self, event: object, get: Getter) -> None:
+        """Read one opened event's fields with ``get``; may raise one of ``read_errors`` on an unexpected shape."""
         raise NotImplementedError
 
     def _opened(self, event: object) -> tuple[object, Getter] | None:

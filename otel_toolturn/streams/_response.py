@@ -13,7 +13,9 @@ lane:
   ``completed``.
 - ``gemini.generate_content``: as when streamed (``gemini``), every whole ``functionCall`` part
   is closed except the last part of a candidate the output cap stopped (``MAX_TOKENS``); a
-  ``MALFORMED_FUNCTION_CALL`` finish counts the call the provider withheld.
+  ``MALFORMED_FUNCTION_CALL`` finish counts the call the provider withheld;
+- ``bedrock.converse``: every ``toolUse`` block of ``output.message`` is closed, except the last
+  block of a response the output cap stopped (``max_tokens``); its input must be a JSON object.
 
 Also read: finish reasons, response id, usage, and the model (``note_response_model``); the
 text's tail goes through the repetition poll once. An Anthropic message's
@@ -38,6 +40,8 @@ from otel_toolturn.streams._truncation_cause import OutputCapFacts
 from otel_toolturn.streams.anthropic_messages import CAP_STOP as ANTHROPIC_CAP_STOP
 from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from otel_toolturn.streams.anthropic_messages import usage_of as anthropic_usage_of
+from otel_toolturn.streams.bedrock_converse import CAP_STOP as CONVERSE_CAP_STOP
+from otel_toolturn.streams.bedrock_converse import usage_of as converse_usage_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
 from otel_toolturn.streams.openai_chat import usage_of as chat_usage_of
@@ -254,4 +258,39 @@ def check_gemini_response(
         response_id=gemini.read(response, "responseId", "response_id"),
         model=note_response_model(ReportedModel(), model, gemini.model_id(requested_model)),
         withheld_calls=withheld,
+    )
+
+
+def check_converse_response(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one whole ``converse`` response (the dict botocore returns, or the raw JSON)."""
+    stop = field(response, "stopReason")
+    cap_stop = stop == CONVERSE_CAP_STOP
+    blocks = _list(field(field(field(response, "output"), "message"), "content"))
+    slots: list[CallSlot] = []
+    texts: list[str] = []
+    for position, block in enumerate(blocks):
+        texts.append(_str(field(block, "text")))
+        use = field(block, "toolUse")
+        if use is None:
+            continue
+        slot = CallSlot(index=position, call_id=_str(field(use, "toolUseId")), name=_str(field(use, "name")))
+        arguments = field(use, "input")
+        if type(arguments) is dict:
+            slot.initial = dict(arguments)
+        else:
+            slot.final = NOT_AN_OBJECT
+        slot.closed = not (cap_stop and position == len(blocks) - 1)
+        slots.append(slot)
+    return _report(
+        slots=slots,
+        reasons=(provider_word(stop),) if stop is not None else (),
+        requested_model=requested_model,
+        cap_stop=cap_stop,
+        usage=converse_usage_of(field(response, "usage")),
+        max_output_tokens=max_output_tokens,
+        text="".join(texts),
+        response_id=None,
+        model=ReportedModel(),
     )

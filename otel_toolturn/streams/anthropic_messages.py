@@ -32,7 +32,7 @@ import dataclasses
 from typing import Final
 
 from otel_toolturn.lanes.anthropic_messages import server_family
-from otel_toolturn.streams._frame import field, int_or_none
+from otel_toolturn.streams._frame import Getter, field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
@@ -116,11 +116,7 @@ class AnthropicMessagesObserver(ObserverBase):
         self._stop_closed = False
         self._transformations: dict[InputTransformation, None] = {}
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        event, get = opened
+    def _read_fields(self, event: object, get: Getter) -> None:
         kind = get(event, "type", None)
         if kind != "content_block_delta":
             self._read_other(kind, event)

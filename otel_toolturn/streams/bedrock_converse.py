@@ -18,9 +18,7 @@ The first ending decides (``StreamEndLedger``); content after it is refused and 
 at all: torn. Usage: ``inputTokens`` plus ``cacheReadInputTokens`` and ``cacheWriteInputTokens``
 (the service counts the cached part apart; the GenAI conventions count every input token).
 
-``check_converse_response`` reads a whole ``converse`` response the same way: every ``toolUse``
-block of ``output.message`` is closed, except the last block of a response the output cap stopped
-(``max_tokens``).
+A whole ``converse`` response is read by ``_response.check_converse_response``.
 """
 
 from __future__ import annotations
@@ -28,15 +26,10 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.streams._frame import field, int_or_none
-from otel_toolturn.streams._ledger import StreamEndLedger
-from otel_toolturn.streams._model_check import ReportedModel
 from otel_toolturn.streams._observer_base import READ_ERRORS, ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
-from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
-from otel_toolturn.streams._settle import settle
-from otel_toolturn.streams._tool_calls import NOT_AN_OBJECT, CallSlot
-from otel_toolturn.streams._truncation_cause import OutputCapFacts
+from otel_toolturn.streams._tool_calls import CallSlot
 
 CAP_STOP: Final = "max_tokens"
 _CONTENT: Final = frozenset({"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop"})
@@ -149,51 +142,3 @@ class BedrockConverseObserver(ObserverBase):
             cap_stop=self._stop == CAP_STOP,
             torn=self._ledger.decided is None,
         )
-
-
-def check_converse_response(
-    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
-) -> StreamReport:
-    """Return the report of one whole ``converse`` response (the dict botocore returns, or the raw JSON)."""
-    stop = field(response, "stopReason")
-    reasons = (provider_word(stop),) if stop is not None else ()
-    cap_stop = stop == CAP_STOP
-    message = field(field(response, "output"), "message")
-    content = field(message, "content")
-    blocks = content if type(content) is list else []
-    slots: list[CallSlot] = []
-    texts: list[str] = []
-    for position, block in enumerate(blocks):
-        texts.append(_str(field(block, "text")))
-        use = field(block, "toolUse")
-        if use is None:
-            continue
-        slot = CallSlot(index=position, call_id=_str(field(use, "toolUseId")), name=_str(field(use, "name")))
-        arguments = field(use, "input")
-        if type(arguments) is dict:
-            slot.initial = dict(arguments)
-        else:
-            slot.final = NOT_AN_OBJECT
-        slot.closed = not (cap_stop and position == len(blocks) - 1)
-        slots.append(slot)
-    usage = usage_of(field(response, "usage"))
-    ledger = StreamEndLedger()
-    ledger.decide("finish", stop)
-    poll = RepetitionPoll()
-    poll.poll("".join(texts))
-    return settle(
-        slots=slots,
-        closed_of=_closed,
-        ledger=ledger,
-        torn=False,
-        finish_reasons=reasons,
-        response_id=None,
-        requested_model=requested_model,
-        model=ReportedModel(),
-        cap=OutputCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
-        repetition=poll.report(),
-        usage=usage,
-        bad_frames=0,
-        frames_unread=0,
-        events=1,
-    )

@@ -47,7 +47,7 @@ import enum
 from collections.abc import Mapping
 from typing import Final, Literal, get_args
 
-from otel_toolturn.streams._frame import int_or_none
+from otel_toolturn.streams._frame import Getter, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._report import StreamReport, Usage
@@ -217,11 +217,8 @@ class GeminiObserver(ObserverBase):
         self._blocked: FinishReason | None = None
         self._withheld = 0
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        chunk = opened[0]
+    def _read_fields(self, chunk: object, get: Getter) -> None:
+        del get  # both spellings are read by ``read``
         candidates = read(chunk, "candidates", "candidates")
         if candidates is None and type(chunk) is dict and chunk.get("error") is not None:
             error = chunk["error"]

@@ -59,11 +59,7 @@ class OpenAIChatObserver(ObserverBase):
         self._seen: set[int] = set()
         self._errored = False
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        event, get = opened
+    def _read_fields(self, event: object, get: Getter) -> None:
         choices = get(event, "choices", None)
         if choices is None:
             if get is DICT_GET and get(event, "error", None) is not None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.lanes.openai_responses import REQUEST_FIELDS
-from otel_toolturn.streams._frame import field, int_or_none
+from otel_toolturn.streams._frame import Getter, field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
@@ -86,11 +86,7 @@ class OpenAIResponsesObserver(ObserverBase):
         self._ended = False
         self._finish: str | None = None
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        event, get = opened
+    def _read_fields(self, event: object, get: Getter) -> None:
         kind = get(event, "type", None)
         if kind == "response.output_text.delta":
             if self._ended:
