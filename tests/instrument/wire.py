@@ -19,6 +19,7 @@ from google import genai
 from google.genai import types as genai_types
 
 from otel_toolturn import Lane
+from tests.openai_bodies import chat_envelope, response_envelope
 
 MODEL: Final = "model-a"
 KEY: Final = "sk-test-key-never-exported"
@@ -120,27 +121,20 @@ def _chat_json(model: str, text: str, calls: Sequence[Call]) -> dict[str, object
         message["tool_calls"] = [
             {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
         ]
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [
-            {"index": 0, "finish_reason": "tool_calls" if calls else "stop", "message": message, "logprobs": None}
-        ],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+    choice: dict[str, object] = {
+        "index": 0,
+        "finish_reason": "tool_calls" if calls else "stop",
+        "message": message,
+        "logprobs": None,
     }
+    return {**chat_envelope(model, [choice]), "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}}
 
 
 def _chat_sse(model: str, text: str, calls: Sequence[Call], *, cut: bool) -> bytes:
     def chunk(delta: dict[str, object], finish: str | None) -> dict[str, object]:
-        return {
-            "id": "chatcmpl-1",
-            "object": "chat.completion.chunk",
-            "created": 1,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-        }
+        return chat_envelope(
+            model, [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], chunk=True
+        )
 
     events: list[tuple[str | None, object]] = [(None, chunk({"role": "assistant", "content": ""}, None))]
     if text:
@@ -190,12 +184,7 @@ def _responses_output(text: str, calls: Sequence[Call]) -> list[dict[str, object
 
 def _responses_json(model: str, text: str, calls: Sequence[Call], *, status: str = "completed") -> dict[str, object]:
     return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "model": model,
-        "status": status,
-        "output": _responses_output(text, calls) if status == "completed" else [],
+        **response_envelope(model, status, _responses_output(text, calls) if status == "completed" else []),
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],

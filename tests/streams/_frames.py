@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from otel_toolturn._vocab import Lane
+from tests.openai_bodies import chat_envelope, response_envelope
 
 Frame = dict[str, object]
 MODEL = "model-a"
@@ -111,14 +112,7 @@ def a_tool_turn(call_id: str, name: str, parts: Sequence[str], *, close: bool, s
 
 
 def c_chunk(*choices: Frame, model: str = MODEL, usage: Frame | None = None) -> Frame:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": model,
-        "choices": list(choices),
-        "usage": usage,
-    }
+    return {**chat_envelope(model, list(choices), chunk=True), "usage": usage}
 
 
 def c_choice(
@@ -171,12 +165,7 @@ def c_tool_turn(call_id: str, name: str, parts: Sequence[str], *, finish: str | 
 
 def _response(status: str, model: str, usage: Frame | None, reason: str | None = None) -> Frame:
     return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "model": model,
-        "status": status,
-        "output": [],
+        **response_envelope(model, status, []),
         "incomplete_details": {"reason": reason} if reason else None,
         "usage": usage,
     }

@@ -12,6 +12,7 @@ from otel_toolturn import UnknownLaneError
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.streams import OBSERVED_LANES, StreamObserver, StreamReport, check_response, observer_for
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE
+from tests.openai_bodies import chat_envelope, response_envelope
 from tests.streams._drive import raw_report
 from tests.streams._frames import Frame, a_tool_turn, c_tool_turn, r_tool_turn, sse_bytes
 from tests.streams._sdk import anthropic_message, chat_completion, helper_events, report_of, responses_response
@@ -38,12 +39,9 @@ def tool_use(call_id: str, name: str, arguments: object) -> Body:
 
 def chat_body(calls: list[Body], *, finish: str = "tool_calls", model: str = "model-a") -> Body:
     message = {"role": "assistant", "content": None, "tool_calls": calls}
+    choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
     return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        **chat_envelope(model, [choice]),
         "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
     }
 
@@ -57,12 +55,7 @@ def chat_call(call_id: str, name: str | None, arguments: str) -> Body:
 
 def responses_body(items: list[Body], *, status: str = "completed", model: str = "model-a") -> Body:
     return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "model": model,
-        "status": status,
-        "output": items,
+        **response_envelope(model, status, items),
         "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
         "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30},
     }
