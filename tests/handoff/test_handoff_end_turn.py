@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.handoff import (
     DeferredHandBack,
+    EndTurnStep,
     HandoffOutcome,
     HandoffScopes,
     RunnerState,
@@ -359,7 +360,8 @@ def _round_with_ending_handoff(lane: Lane, *, value: object) -> tuple[RunnerStat
     return state, closed.messages
 
 
-def _step(state: RunnerState, messages: list[object], lane: Lane, enclosing: TurnMarks | None) -> object:
+def _step(state: RunnerState, messages: list[object], lane: Lane, enclosing: TurnMarks | None) -> EndTurnStep:
+    """The end-turn step of round 0, whose calls 0 and 1 ran, with no response format or attachments."""
     return run_end_turn_step(
         state,
         round_index=0,
@@ -376,16 +378,7 @@ def _step(state: RunnerState, messages: list[object], lane: Lane, enclosing: Tur
 def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
     """The step applies the decision, records ``turn_ended[round]`` and drops the round's marks."""
     state, messages = _round_with_ending_handoff(lane, value="3 events")
-    step = run_end_turn_step(
-        state,
-        round_index=0,
-        ran_call_indexes=[0, 1],
-        response_format=None,
-        pending_attachments=0,
-        messages=messages,
-        enclosing=TurnMarks(),
-        lane=lane,
-    )
+    step = _step(state, messages, lane, TurnMarks())
     assert step.turn_ended == TurnEnded(ended=True, return_value="3 events")
     assert step.state == RunnerState(turn_marks={}, turn_ended={0: step.turn_ended})
     assert step.enclosing == TurnMarks(end_turn=True, scope="turn")
@@ -400,37 +393,10 @@ def test_step_ends_records_and_drops_the_marks(lane: Lane) -> None:
 def test_step_replayed_from_recorded_state_finds_the_same_outcome(lane: Lane, value: object) -> None:
     """Replayed from the state before it or after it, the step gives the same outcome, applied once."""
     state, messages = _round_with_ending_handoff(lane, value=value)
-    first = run_end_turn_step(
-        state,
-        round_index=0,
-        ran_call_indexes=[0, 1],
-        response_format=None,
-        pending_attachments=0,
-        messages=messages,
-        enclosing=TurnMarks(),
-        lane=lane,
-    )
-    again = run_end_turn_step(
-        state,
-        round_index=0,
-        ran_call_indexes=[0, 1],
-        response_format=None,
-        pending_attachments=0,
-        messages=messages,
-        enclosing=TurnMarks(),
-        lane=lane,
-    )
+    first = _step(state, messages, lane, TurnMarks())
+    again = _step(state, messages, lane, TurnMarks())
     assert again == first
-    replayed = run_end_turn_step(
-        first.state,
-        round_index=0,
-        ran_call_indexes=[0, 1],
-        response_format=None,
-        pending_attachments=0,
-        messages=first.messages,
-        enclosing=first.enclosing,
-        lane=lane,
-    )
+    replayed = _step(first.state, first.messages, lane, first.enclosing)
     assert replayed.state is first.state
     assert replayed.messages == first.messages
     assert replayed.enclosing is first.enclosing
