@@ -325,7 +325,7 @@ def _missing(position: int, ids: list[str]) -> Violation:
 ADAPTER: Final[OpenAIChat] = OpenAIChat()
 
 
-class ChatHandoff:
+class ChatHandoff(request_parts.ResultAfterBatch):
     """The Chat spelling of a handoff's shapes: the last assistant message and its ``tool_calls``."""
 
     def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
@@ -358,13 +358,6 @@ class ChatHandoff:
     def error_result(self, call: request_parts.WireCall, text: str) -> object:
         """A ``tool`` message answering the call."""
         return {"role": "tool", "tool_call_id": call.call_id, "content": text}
-
-    def join_batch(
-        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
-    ) -> list[object]:
-        """The ``tool`` message right after the batch's results."""
-        del carrier  # the batch's end says where
-        return request_parts.inserted(messages, end, result)
 
     def without_call(
         self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall

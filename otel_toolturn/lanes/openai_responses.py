@@ -816,7 +816,7 @@ SERVER_STATE_FIELDS: Final = ("previous_response_id", "conversation")
 _OUTPUT_OF: Final = dict(zip(CALL_TYPES, OUTPUT_TYPES, strict=True))
 
 
-class ResponsesHandoff:
+class ResponsesHandoff(request_parts.ResultAfterBatch):
     """The Responses spelling of a handoff's shapes: the last run of model-output items and its call items."""
 
     def carrier(self, messages: Sequence[object]) -> request_parts.Carrier | None:
@@ -851,13 +851,6 @@ class ResponsesHandoff:
     def error_result(self, call: request_parts.WireCall, text: str) -> object:
         """The output item answering the call's kind (``function_call_output`` for a kind it does not know)."""
         return {"type": _OUTPUT_OF.get(call.kind, "function_call_output"), "call_id": call.call_id, "output": text}
-
-    def join_batch(
-        self, messages: Sequence[object], carrier: request_parts.Carrier, end: int, result: object
-    ) -> list[object]:
-        """The output item right after the batch's outputs."""
-        del carrier  # the batch's end says where
-        return request_parts.inserted(messages, end, result)
 
     def without_call(
         self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall

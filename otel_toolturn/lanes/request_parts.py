@@ -140,6 +140,17 @@ def inserted(messages: Sequence[object], at: int, item: object) -> list[object]:
     return [*messages[:at], item, *messages[at:]]
 
 
+class ResultAfterBatch:
+    """A handoff spelling whose result stands as an item of its own after the batch's results (Chat, Responses)."""
+
+    __slots__ = ()
+
+    def join_batch(self, messages: Sequence[object], carrier: Carrier, end: int, result: object) -> list[object]:
+        """``result`` right after the batch's results."""
+        del carrier  # the batch's end says where
+        return inserted(messages, end, result)
+
+
 def with_plain_text(messages: Sequence[object], at: int, content: object | None) -> list[object]:
     """A new list whose message at ``at`` is a plain assistant message of ``content`` (``None``: removed)."""
     if content is None:
