@@ -27,8 +27,9 @@ One call is sent from one thread or task at a time (the SDK's attempts follow on
 from __future__ import annotations
 
 import time
-from contextvars import ContextVar, Token
-from types import TracebackType
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from opentelemetry import context as context_api
 from opentelemetry.trace import Span
@@ -42,25 +43,6 @@ from otel_toolturn.instrument._telemetry import Telemetry
 
 PENDING: ContextVar[PendingCall | None] = ContextVar("otel_toolturn_pending", default=None)
 """The call whose SDK request is running in this context and has not been recorded yet."""
-
-
-class _Sending:
-    """``PendingCall.sending``: the call is ``PENDING`` inside."""
-
-    __slots__ = ("_call", "_token")
-
-    def __init__(self, call: PendingCall) -> None:
-        self._call = call
-        self._token: Token[PendingCall | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = PENDING.set(self._call)
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._token is not None:
-            PENDING.reset(self._token)
 
 
 class PendingCall:
@@ -118,9 +100,14 @@ class PendingCall:
         """The keyword arguments the SDK is called with (the decision)."""
         return self._decided.kwargs
 
-    def sending(self) -> _Sending:
+    @contextmanager
+    def sending(self) -> Iterator[None]:
         """While the SDK runs this call (its method, or a manager's entry): the call is ``PENDING``."""
-        return _Sending(self)
+        token = PENDING.set(self)
+        try:
+            yield
+        finally:
+            PENDING.reset(token)
 
     def sent(self) -> CallRecord | None:
         """The SDK sends this call: its record, made and the request recorded on the first send.

@@ -31,9 +31,8 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
-from contextvars import Token
-from types import TracebackType
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, cast
 
 import wrapt
@@ -113,27 +112,6 @@ def handoff_tool_shown(name: str) -> str:
     kept = name[: limit - 1] if long else name
     shown = "".join("\ufffd" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in kept)
     return shown + "\u2026" if long else shown
-
-
-class _Current:
-    """``CallRecord.current``: the call's own span current inside (a span owned by another: unchanged)."""
-
-    __slots__ = ("_record", "_token")
-
-    def __init__(self, record: CallRecord) -> None:
-        self._record = record
-        self._token: Token[Context] | None = None
-
-    def __enter__(self) -> None:
-        record = self._record
-        if record.span is not None and record.owns_span:
-            self._token = context_api.attach(record.span_context())
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._token is not None:
-            context_api.detach(self._token)
 
 
 class CallRecord:
@@ -313,9 +291,17 @@ class CallRecord:
         tel = self.telemetry
         tel.events(span, name, batch, self.span_context() if span is not None and tel.logs else None)
 
-    def current(self) -> _Current:
+    @contextmanager
+    def current(self) -> Iterator[None]:
         """While the request is sent: make this call's own span the current span (if it has one)."""
-        return _Current(self)
+        if self.span is None or not self.owns_span:
+            yield
+            return
+        token = context_api.attach(self.span_context())
+        try:
+            yield
+        finally:
+            context_api.detach(token)
 
     # --- request ---------------------------------------------------------------------------------
     def request(self, decision: Decision, receipt: Receipt) -> None:
