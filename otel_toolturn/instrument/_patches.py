@@ -24,8 +24,12 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   ``stream=True``; ``with_raw_response`` and ``with_streaming_response`` call it), sync and async:
   Stainless-generated as the openai SDK is, speaking Chat Completions with HTTP code of their own. They
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
-  that is their send hook: patched once per SDK, each one passing through any send but a call of its
-  own SDK (every other user of httpx included).
+  that is their send hook.
+- The shared sends: an HTTP client's ``send`` that several SDKs hand their requests to is one target
+  (``_http_sends``: httpx's for ``HTTPX_SDKS``, httpx2's for ``HTTPX2_SDKS``), patched when any SDK it
+  serves is enabled. It records the pending call of any SDK it serves and passes every other send
+  through untouched: a send with no call pending (every other user of the client), and a call of an SDK
+  with a send hook of its own.
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
   (``_botocore`` says why these and not botocore's events).
@@ -36,7 +40,7 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
-anthropic, the ``httpx2`` client's ``send``; groq, together and fireworks, httpx's; google-genai
+anthropic, the ``httpx2`` client's shared ``send``; groq, together and fireworks, httpx's; google-genai
 ``BaseApiClient._request_once`` / ``_async_request_once``, botocore ``Endpoint._send``, once per
 attempt), make the record, count the request and make its span current for the send. A call the
 SDK refuses before sending (the anthropic SDK's "Streaming is required" for a large non-streamed
@@ -91,13 +95,34 @@ operation of every client; only the lane's operations are instrumented (``_botoc
 class Target:
     """One patched method: where it lives, which lane it speaks, what it returns, sync or async."""
 
-    provider: Provider
+    provider: Provider | None
+    """The SDK the method is of; ``None``: an HTTP client's ``send`` that the SDKs of ``serves`` share."""
     module: str
     owner: str
     method: str
     lane: Lane
     kind: Kind
     is_async: bool
+    serves: frozenset[Provider] = frozenset()
+    """A shared send: the SDKs whose pending calls it records; enabling any of them patches it."""
+
+    def enabled(self, providers: tuple[Provider, ...]) -> bool:
+        """Whether the options' ``providers`` ask for this target."""
+        if self.provider is None:
+            return not self.serves.isdisjoint(providers)
+        return self.provider in providers
+
+    @property
+    def sdk(self) -> Provider:
+        """The SDK whose call this target decides (a call target's ``provider``)."""
+        if self.provider is None:
+            raise TypeError(f"{self.module}.{self.owner}.{self.method} is a shared send, of no one SDK")
+        return self.provider
+
+    @property
+    def distribution(self) -> str:
+        """The distribution the patched method ships in (a shared send: its HTTP client's, named as its module)."""
+        return self.module if self.provider is None else _DISTRIBUTIONS[self.provider]
 
 
 def _targets(
@@ -136,10 +161,31 @@ def _genai(module: str, owner: str, method: str, kind: Kind, *, is_async: bool) 
     )
 
 
+def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
+    """An HTTP client's ``send`` (sync, then async), one target serving every SDK of ``serves``."""
+    return tuple(
+        Target(
+            provider=None,
+            module=module,
+            owner=owner,
+            method="send",
+            lane="openai.chat_completions",
+            kind="send",
+            is_async=is_async,
+            serves=serves,
+        )
+        for owner, is_async in (("Client", False), ("AsyncClient", True))
+    )
+
+
+HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks"})
+"""The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
+HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic"})
+"""The SDKs that hand each HTTP request to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
+
 _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
 _ANTHROPIC: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call", "stream": "stream_manager"}
 _SEND_REQUEST: Final[Mapping[str, Kind]] = {"_send_request": "send"}
-_HTTP_SEND: Final[Mapping[str, Kind]] = {"send": "send"}
 _CREATE: Final[Mapping[str, Kind]] = {"create": "call"}
 _CHAT: Final[Lane] = "openai.chat_completions"
 
@@ -180,9 +226,7 @@ TARGETS: Final[tuple[Target, ...]] = (
     *_targets(
         "openai", "openai._base_client", ("SyncAPIClient", "AsyncAPIClient"), "openai.chat_completions", _SEND_REQUEST
     ),
-    *_targets("anthropic", "httpx2", ("Client", "AsyncClient"), "anthropic.messages", _HTTP_SEND),
     *_targets("groq", "groq.resources.chat.completions", ("Completions", "AsyncCompletions"), _CHAT, _CREATE),
-    *_targets("groq", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     *_targets(
         "together",
         "together.resources.chat.completions",
@@ -190,7 +234,6 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CHAT,
         _CREATE,
     ),
-    *_targets("together", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     *_targets(
         "fireworks",
         "fireworks.resources.chat.completions",
@@ -198,7 +241,8 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CHAT,
         _CREATE,
     ),
-    *_targets("fireworks", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *_http_sends("httpx", HTTPX_SDKS),
+    *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
     _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
     _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
@@ -341,7 +385,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
         return PendingCall(
             telemetry,
             lane=target.lane,
-            provider=target.provider,
+            provider=target.sdk,
             decided=decided,
             caller_kwargs=kwargs,
             server=server,
@@ -364,7 +408,7 @@ def _watched(telemetry: Telemetry, target: Target, call: PendingCall, result: ob
     if record is None:
         return result
     try:
-        return watch(result, record, STATE.result_types(target.provider))
+        return watch(result, record, STATE.result_types(target.sdk))
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
         record.finish()
@@ -498,10 +542,15 @@ def _sdk_span_wrapper(
         return span
 
 
-def _pending_of(provider: Provider) -> PendingCall | None:
-    """The call of ``provider``'s SDK waiting for its send in this context (another SDK's call: ``None``)."""
+def _pending_of(target: Target) -> PendingCall | None:
+    """The call waiting for its send in this context that ``target`` records (another SDK's call: ``None``).
+
+    An SDK's own send hook records its SDK's calls; a shared send (``serves``), the calls of each SDK it serves.
+    """
     call = PENDING.get()
-    return call if call is not None and call.provider == provider else None
+    if call is None:
+        return None
+    return call if call.provider in (target.serves or (target.provider,)) else None
 
 
 def _send_wrapper(target: Target) -> Callable[..., object]:
@@ -510,7 +559,7 @@ def _send_wrapper(target: Target) -> Callable[..., object]:
     ) -> object:
         """The SDK sends one HTTP request: the call's record made, its span current; the request recorded after it."""
         del instance
-        call = _pending_of(target.provider)
+        call = _pending_of(target)
         record = call.sent() if call is not None else None
         if call is None or record is None:
             return wrapped(*args, **kwargs)
@@ -541,7 +590,7 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         """The async SDK sends one HTTP request: recorded when the send runs (see ``_send_wrapper``)."""
         del instance
-        call = _pending_of(target.provider)
+        call = _pending_of(target)
         if call is None:
             return wrapped(*args, **kwargs)
         return _send_async(call, wrapped, args, kwargs)
@@ -569,7 +618,7 @@ def patch(telemetry: Telemetry) -> None:
     """
     with STATE.lock:
         STATE.telemetry = telemetry
-        modules = dict.fromkeys(t.module for t in TARGETS if t.provider in telemetry.options.providers)
+        modules = dict.fromkeys(t.module for t in TARGETS if t.enabled(telemetry.options.providers))
         for name in modules:
             if name in STATE.hooked:
                 module = sys.modules.get(name)
@@ -589,7 +638,7 @@ def _patch_module(module: ModuleType) -> None:
                 return
             patched = {(id(owner), method) for owner, method, _ in STATE.originals}
             for target in TARGETS:
-                if target.module != module.__name__ or target.provider not in telemetry.options.providers:
+                if target.module != module.__name__ or not target.enabled(telemetry.options.providers):
                     continue
                 owner = getattr(module, target.owner, None) if target.owner else module
                 original = vars(owner).get(target.method) if owner is not None else None
@@ -600,8 +649,8 @@ def _patch_module(module: ModuleType) -> None:
                             target.module,
                             target.owner,
                             target.method,
-                            _DISTRIBUTIONS[target.provider],
-                            _version(_DISTRIBUTIONS[target.provider]),
+                            target.distribution,
+                            _version(target.distribution),
                         )
                     continue
                 setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
