@@ -77,18 +77,19 @@ from opentelemetry.trace import Span
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
-from otel_toolturn.instrument._pending import PENDING, PendingCall
+from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
-Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call"]
+Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
 whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
 function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
 one HTTP request to its HTTP client (``lane``: unused). ``api_call``: botocore's ``_make_api_call``, every
-operation of every client; only the lane's operations are instrumented (``_botocore``)."""
+operation of every client; only the lane's operations are instrumented (``_botocore``). ``gate``: the SDK's
+method that sends a gated call's request (``_pending.request_gate``; ``lane``: unused)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -105,6 +106,10 @@ class Target:
     is_async: bool
     serves: frozenset[Provider] = frozenset()
     """A shared send: the SDKs whose pending calls it records; enabling any of them patches it."""
+    gated: bool = False
+    """A call whose SDK sends other requests while it runs: only sends inside its ``gate`` target are its request."""
+    positional: tuple[str, ...] = ()
+    """The parameters a caller may pass by position, in order (read as keywords; the SDK is called with keywords)."""
 
     def enabled(self, providers: tuple[Provider, ...]) -> bool:
         """Whether the options' ``providers`` ask for this target."""
@@ -141,10 +146,34 @@ def _targets(
             method=method,
             lane=lane,
             kind=kind,
-            is_async=is_async and kind in {"call", "send"},
+            is_async=is_async and kind in {"call", "send", "gate"},
         )
         for method, kind in methods.items()
         for owner, is_async in zip(owners, (False, True), strict=True)
+    )
+
+
+def _huggingface(module: str, owner: str, *, is_async: bool) -> tuple[Target, Target]:
+    """huggingface_hub's ``chat_completion`` (gated: it may look a model up on the Hub first) and its gate."""
+    chat = Target(
+        provider="huggingface_hub",
+        module=module,
+        owner=owner,
+        method="chat_completion",
+        lane="openai.chat_completions",
+        kind="call",
+        is_async=is_async,
+        gated=True,
+        positional=("messages",),
+    )
+    return chat, Target(
+        provider="huggingface_hub",
+        module=module,
+        owner=owner,
+        method="_inner_post",
+        lane="openai.chat_completions",
+        kind="gate",
+        is_async=is_async,
     )
 
 
@@ -178,9 +207,10 @@ def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
     )
 
 
-HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks"})
-"""The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
-HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic"})
+HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub"})
+"""The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves
+(huggingface_hub before 2.0)."""
+HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub"})
 """The SDKs that hand each HTTP request to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
 
 _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
@@ -241,6 +271,8 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CHAT,
         _CREATE,
     ),
+    *_huggingface("huggingface_hub.inference._client", "InferenceClient", is_async=False),
+    *_huggingface("huggingface_hub.inference._generated._async_client", "AsyncInferenceClient", is_async=True),
     *_http_sends("httpx", HTTPX_SDKS),
     *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
@@ -282,6 +314,8 @@ def result_types(provider: Provider) -> ResultTypes:
     """The classes ``provider``'s SDK returns for streams and raw responses."""
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
+    if provider == "huggingface_hub":
+        return ResultTypes(streams=(types.GeneratorType,), async_streams=(types.AsyncGeneratorType,), raw=())
     if provider == "openai":
         sdk = importlib.import_module("openai")
         legacy = importlib.import_module("openai._legacy_response")
@@ -327,8 +361,15 @@ class State:
 STATE: Final = State()
 
 
-def _server(instance: object) -> tuple[str | None, int | None]:
-    """The host and port the client sends to (``server.address``, ``server.port``), from its base URL."""
+def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
+    """The host and port the client sends to (``server.address``, ``server.port``), from its base URL.
+
+    huggingface_hub: its ``model`` when that is a URL (a ``base_url`` is one), else the HF router.
+    """
+    if target.provider == "huggingface_hub":
+        model = getattr(instance, "model", None)
+        url = model if isinstance(model, str) and model.startswith(("http://", "https://")) else _HF_ROUTER
+        return server_of(url)
     api_client = getattr(instance, "_api_client", None)
     if api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
@@ -350,6 +391,8 @@ def server_of(url: str) -> tuple[str | None, int | None]:
 
 
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+_HF_ROUTER: Final = "https://router.huggingface.co"
+"""Where huggingface_hub sends a chat completion for a model named by id."""
 
 
 def _provider_name(target: Target, instance: object, host: str | None) -> ProviderName | None:
@@ -381,7 +424,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
         telemetry.error("law", exc)
         return None
     try:
-        server = _server(instance)
+        server = _server(target, instance)
         return PendingCall(
             telemetry,
             lane=target.lane,
@@ -390,6 +433,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             caller_kwargs=kwargs,
             server=server,
             provider_name=_provider_name(target, instance, server[0]),
+            gated=target.gated,
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
@@ -443,6 +487,17 @@ def _decided(
     return _begin(telemetry, target, instance, materialised.kwargs), materialised.kwargs
 
 
+def _keywords(target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's leading positional arguments that ``target`` names (``positional``) as keywords.
+
+    A name given both ways is left as the caller wrote it (the SDK raises its own ``TypeError``).
+    """
+    count = min(len(args), len(target.positional))
+    if not count or any(name in kwargs for name in target.positional[:count]):
+        return args, kwargs
+    return args[count:], {**dict(zip(target.positional[:count], args[:count], strict=True)), **kwargs}
+
+
 def _sync_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -450,6 +505,7 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
+        args, kwargs = _keywords(target, args, kwargs)
         call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
             return wrapped(*args, **sent)
@@ -515,7 +571,10 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
-        if telemetry is None or _INSIDE.get() or not _law_reads(telemetry, target, kwargs):
+        if telemetry is None or _INSIDE.get():
+            return wrapped(*args, **kwargs)
+        args, kwargs = _keywords(target, args, kwargs)
+        if not _law_reads(telemetry, target, kwargs):
             return wrapped(*args, **kwargs)
         call = cast("CoroutineType[Any, Any, object]", _run_async(telemetry, target, wrapped, instance, args, kwargs))
         # named as the SDK's own coroutine, so a caller's "never awaited" warning reads as without us
@@ -548,9 +607,9 @@ def _pending_of(target: Target) -> PendingCall | None:
     An SDK's own send hook records its SDK's calls; a shared send (``serves``), the calls of each SDK it serves.
     """
     call = PENDING.get()
-    if call is None:
+    if call is None or call.provider not in (target.serves or (target.provider,)):
         return None
-    return call if call.provider in (target.serves or (target.provider,)) else None
+    return call if call.sends_here() else None
 
 
 def _send_wrapper(target: Target) -> Callable[..., object]:
@@ -598,7 +657,34 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
     return wrapper
 
 
+def _gate_wrapper(
+    wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """The SDK's request method runs: a gated call's sends inside it are its request."""
+    del instance
+    with request_gate():
+        return wrapped(*args, **kwargs)
+
+
+async def _gated_async(
+    wrapped: Callable[..., Awaitable[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """An async request method, once it runs: as ``_gate_wrapper``."""
+    with request_gate():
+        return await wrapped(*args, **kwargs)
+
+
+def _async_gate_wrapper(
+    wrapped: Callable[..., Awaitable[object]], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """The async SDK's request method: its coroutine runs with the gate open."""
+    del instance
+    return _gated_async(wrapped, args, kwargs)
+
+
 def _wrapper_for(target: Target) -> Callable[..., object]:
+    if target.kind == "gate":
+        return _async_gate_wrapper if target.is_async else _gate_wrapper
     if target.kind == "api_call":
         return api_call_wrapper(target.lane, BEDROCK_INVOKE_LANE, lambda: STATE.telemetry, server_of)
     if target.kind == "sdk_span":
@@ -668,6 +754,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "groq": "groq",
     "together": "together",
     "fireworks": "fireworks-ai",
+    "huggingface_hub": "huggingface_hub",
 }
 """The distribution each provider's SDK is installed as."""
 

@@ -20,6 +20,10 @@ tracer) is kept by ``keep_sdk_span`` when no other GenAI span was current at the
 made at the send records onto it (``CallRecord.adopt``). Its ``end`` is held until the record
 finishes; a call never sent lets the SDK end it at once, with nothing of ours on it.
 
+A call of an SDK that sends other HTTP requests of its own while the call runs (huggingface_hub looks
+a model's providers up on the Hub first) is ``gated``: a send is its request only inside the SDK's
+method that sends it (``request_gate``, the gate target of ``_patches``); every other send passes by.
+
 One call is sent from one thread or task at a time (the SDK's attempts follow one another), so
 ``sent`` takes no lock.
 """
@@ -42,6 +46,33 @@ from otel_toolturn.instrument._telemetry import Telemetry
 
 PENDING: ContextVar[PendingCall | None] = ContextVar("otel_toolturn_pending", default=None)
 """The call whose SDK request is running in this context and has not been recorded yet."""
+
+
+_GATE_OPEN: ContextVar[bool] = ContextVar("otel_toolturn_gate_open", default=False)
+"""Whether the SDK's method that sends a gated call's request is running in this context."""
+
+
+class _Gate:
+    """``request_gate``: a gated call's sends are its request inside."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self) -> None:
+        self._token: Token[bool] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _GATE_OPEN.set(True)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._token is not None:
+            _GATE_OPEN.reset(self._token)
+
+
+def request_gate() -> _Gate:
+    """While the SDK's request method runs: a gated call's sends are its request (see the module docstring)."""
+    return _Gate()
 
 
 class _Sending:
@@ -71,6 +102,7 @@ class PendingCall:
         "_caller_kwargs",
         "_context",
         "_decided",
+        "_gated",
         "_handed_over",
         "_other_span",
         "_sdk_span",
@@ -94,8 +126,10 @@ class PendingCall:
         caller_kwargs: dict[str, object],
         server: tuple[str | None, int | None],
         provider_name: ProviderName | None = None,
+        gated: bool = False,
     ) -> None:
         self.telemetry = telemetry
+        self._gated = gated
         self.lane = lane
         self.provider = provider
         self.provider_name = provider_name
@@ -117,6 +151,10 @@ class PendingCall:
     def kwargs(self) -> dict[str, object]:
         """The keyword arguments the SDK is called with (the decision)."""
         return self._decided.kwargs
+
+    def sends_here(self) -> bool:
+        """Whether an HTTP send in this context is this call's request (a gated call: only inside its gate)."""
+        return not self._gated or _GATE_OPEN.get()
 
     def sending(self) -> _Sending:
         """While the SDK runs this call (its method, or a manager's entry): the call is ``PENDING``."""
