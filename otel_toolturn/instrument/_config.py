@@ -25,11 +25,23 @@ Mode = Literal["repair", "observe"]
 """``repair``: send the repaired view. ``observe``: send the caller's request, report the would-be repairs."""
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
-Provider = Literal["openai", "anthropic", "google_genai", "litellm", "botocore", "groq", "together", "fireworks"]
+Provider = Literal[
+    "openai",
+    "anthropic",
+    "google_genai",
+    "litellm",
+    "botocore",
+    "groq",
+    "together",
+    "fireworks",
+    "huggingface_hub",
+]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
 ``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together`` and ``fireworks``: the
 ``groq``, ``together`` and ``fireworks-ai`` SDKs, which send Chat Completions with HTTP code of their
-own) and ``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
+own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and ``AsyncInferenceClient``'s, Chat
+Completions to the HF router or a ``base_url``) and ``litellm``, whose calls it reaches through LiteLLM's
+callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal[
@@ -96,12 +108,14 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "groq": ("groq",),
     "together": ("openai",),
     "fireworks": ("openai",),
+    "huggingface_hub": ("openai",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
 Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, recorded with google-genai's names.
-Together and Fireworks have no registry value: their calls are named as an OpenAI-compatible host outside
-``PROVIDER_BY_HOST`` is, ``openai`` (a client of theirs pointed at a host of the table: that host's name)."""
+Together, Fireworks and Hugging Face have no registry value: their calls are named as an OpenAI-compatible
+host outside ``PROVIDER_BY_HOST`` is, ``openai`` (a client of theirs pointed at a host of the table: that
+host's name)."""
 
 _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "openai": "openai",
@@ -110,7 +124,7 @@ _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "bedrock": "botocore",
 }
 
-_CHAT_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks"})
+_CHAT_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub"})
 """The SDKs of their own that speak only Chat Completions: the ``openai`` family's ``chat_completions`` lane."""
 
 
@@ -127,7 +141,7 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
 ``gemini.*`` lanes are the ``google_genai`` SDK's; ``bedrock.*`` botocore's); the Chat SDKs of their
-own (``groq``, ``together``, ``fireworks``): ``openai.chat_completions``."""
+own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``): ``openai.chat_completions``."""
 
 UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset()
 """The lanes of ``LANES`` no instrumented SDK speaks (none: every lane is instrumented)."""

@@ -24,8 +24,12 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   ``stream=True``; ``with_raw_response`` and ``with_streaming_response`` call it), sync and async:
   Stainless-generated as the openai SDK is, speaking Chat Completions with HTTP code of their own. They
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
-  that is their send hook: patched once per SDK, each one passing through any send but a call of its
-  own SDK (every other user of httpx included).
+  that is their send hook.
+- The shared sends: an HTTP client's ``send`` that several SDKs hand their requests to is one target
+  (``_http_sends``: httpx's for ``HTTPX_SDKS``, httpx2's for ``HTTPX2_SDKS``), patched when any SDK it
+  serves is enabled. It records the pending call of any SDK it serves and passes every other send
+  through untouched: a send with no call pending (every other user of the client), and a call of an SDK
+  with a send hook of its own.
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
   (``_botocore`` says why these and not botocore's events).
@@ -36,7 +40,7 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
 A call is recorded only once the SDK sends it. The wrapper decides the request at the call (the
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
-anthropic, the ``httpx2`` client's ``send``; groq, together and fireworks, httpx's; google-genai
+anthropic, the ``httpx2`` client's shared ``send``; groq, together and fireworks, httpx's; google-genai
 ``BaseApiClient._request_once`` / ``_async_request_once``, botocore ``Endpoint._send``, once per
 attempt), make the record, count the request and make its span current for the send. A call the
 SDK refuses before sending (the anthropic SDK's "Streaming is required" for a large non-streamed
@@ -73,31 +77,57 @@ from opentelemetry.trace import Span
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
-from otel_toolturn.instrument._pending import PENDING, PendingCall
+from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
-Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call"]
+Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
 whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
 function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
 one HTTP request to its HTTP client (``lane``: unused). ``api_call``: botocore's ``_make_api_call``, every
-operation of every client; only the lane's operations are instrumented (``_botocore``)."""
+operation of every client; only the lane's operations are instrumented (``_botocore``). ``gate``: the SDK's
+method that sends a gated call's request (``_pending.request_gate``; ``lane``: unused)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Target:
     """One patched method: where it lives, which lane it speaks, what it returns, sync or async."""
 
-    provider: Provider
+    provider: Provider | None
+    """The SDK the method is of; ``None``: an HTTP client's ``send`` that the SDKs of ``serves`` share."""
     module: str
     owner: str
     method: str
     lane: Lane
     kind: Kind
     is_async: bool
+    serves: frozenset[Provider] = frozenset()
+    """A shared send: the SDKs whose pending calls it records; enabling any of them patches it."""
+    gated: bool = False
+    """A call whose SDK sends other requests while it runs: only sends inside its ``gate`` target are its request."""
+    positional: tuple[str, ...] = ()
+    """The parameters a caller may pass by position, in order (read as keywords; the SDK is called with keywords)."""
+
+    def enabled(self, providers: tuple[Provider, ...]) -> bool:
+        """Whether the options' ``providers`` ask for this target."""
+        if self.provider is None:
+            return not self.serves.isdisjoint(providers)
+        return self.provider in providers
+
+    @property
+    def sdk(self) -> Provider:
+        """The SDK whose call this target decides (a call target's ``provider``)."""
+        if self.provider is None:
+            raise TypeError(f"{self.module}.{self.owner}.{self.method} is a shared send, of no one SDK")
+        return self.provider
+
+    @property
+    def distribution(self) -> str:
+        """The distribution the patched method ships in (a shared send: its HTTP client's, named as its module)."""
+        return self.module if self.provider is None else _DISTRIBUTIONS[self.provider]
 
 
 def _targets(
@@ -116,10 +146,34 @@ def _targets(
             method=method,
             lane=lane,
             kind=kind,
-            is_async=is_async and kind in {"call", "send"},
+            is_async=is_async and kind in {"call", "send", "gate"},
         )
         for method, kind in methods.items()
         for owner, is_async in zip(owners, (False, True), strict=True)
+    )
+
+
+def _huggingface(module: str, owner: str, *, is_async: bool) -> tuple[Target, Target]:
+    """huggingface_hub's ``chat_completion`` (gated: it may look a model up on the Hub first) and its gate."""
+    chat = Target(
+        provider="huggingface_hub",
+        module=module,
+        owner=owner,
+        method="chat_completion",
+        lane="openai.chat_completions",
+        kind="call",
+        is_async=is_async,
+        gated=True,
+        positional=("messages",),
+    )
+    return chat, Target(
+        provider="huggingface_hub",
+        module=module,
+        owner=owner,
+        method="_inner_post",
+        lane="openai.chat_completions",
+        kind="gate",
+        is_async=is_async,
     )
 
 
@@ -136,10 +190,32 @@ def _genai(module: str, owner: str, method: str, kind: Kind, *, is_async: bool) 
     )
 
 
+def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
+    """An HTTP client's ``send`` (sync, then async), one target serving every SDK of ``serves``."""
+    return tuple(
+        Target(
+            provider=None,
+            module=module,
+            owner=owner,
+            method="send",
+            lane="openai.chat_completions",
+            kind="send",
+            is_async=is_async,
+            serves=serves,
+        )
+        for owner, is_async in (("Client", False), ("AsyncClient", True))
+    )
+
+
+HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub"})
+"""The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves
+(huggingface_hub before 2.0)."""
+HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub"})
+"""The SDKs that hand each HTTP request to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
+
 _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
 _ANTHROPIC: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call", "stream": "stream_manager"}
 _SEND_REQUEST: Final[Mapping[str, Kind]] = {"_send_request": "send"}
-_HTTP_SEND: Final[Mapping[str, Kind]] = {"send": "send"}
 _CREATE: Final[Mapping[str, Kind]] = {"create": "call"}
 _CHAT: Final[Lane] = "openai.chat_completions"
 
@@ -180,9 +256,7 @@ TARGETS: Final[tuple[Target, ...]] = (
     *_targets(
         "openai", "openai._base_client", ("SyncAPIClient", "AsyncAPIClient"), "openai.chat_completions", _SEND_REQUEST
     ),
-    *_targets("anthropic", "httpx2", ("Client", "AsyncClient"), "anthropic.messages", _HTTP_SEND),
     *_targets("groq", "groq.resources.chat.completions", ("Completions", "AsyncCompletions"), _CHAT, _CREATE),
-    *_targets("groq", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     *_targets(
         "together",
         "together.resources.chat.completions",
@@ -190,7 +264,6 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CHAT,
         _CREATE,
     ),
-    *_targets("together", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     *_targets(
         "fireworks",
         "fireworks.resources.chat.completions",
@@ -198,7 +271,10 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CHAT,
         _CREATE,
     ),
-    *_targets("fireworks", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *_huggingface("huggingface_hub.inference._client", "InferenceClient", is_async=False),
+    *_huggingface("huggingface_hub.inference._generated._async_client", "AsyncInferenceClient", is_async=True),
+    *_http_sends("httpx", HTTPX_SDKS),
+    *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
     _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
     _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
@@ -238,6 +314,8 @@ def result_types(provider: Provider) -> ResultTypes:
     """The classes ``provider``'s SDK returns for streams and raw responses."""
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
+    if provider == "huggingface_hub":
+        return ResultTypes(streams=(types.GeneratorType,), async_streams=(types.AsyncGeneratorType,), raw=())
     if provider == "openai":
         sdk = importlib.import_module("openai")
         legacy = importlib.import_module("openai._legacy_response")
@@ -283,8 +361,15 @@ class State:
 STATE: Final = State()
 
 
-def _server(instance: object) -> tuple[str | None, int | None]:
-    """The host and port the client sends to (``server.address``, ``server.port``), from its base URL."""
+def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
+    """The host and port the client sends to (``server.address``, ``server.port``), from its base URL.
+
+    huggingface_hub: its ``model`` when that is a URL (a ``base_url`` is one), else the HF router.
+    """
+    if target.provider == "huggingface_hub":
+        model = getattr(instance, "model", None)
+        url = model if isinstance(model, str) and model.startswith(("http://", "https://")) else _HF_ROUTER
+        return server_of(url)
     api_client = getattr(instance, "_api_client", None)
     if api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
@@ -306,6 +391,8 @@ def server_of(url: str) -> tuple[str | None, int | None]:
 
 
 _DEFAULT_PORTS: Final = {"https": 443, "http": 80}
+_HF_ROUTER: Final = "https://router.huggingface.co"
+"""Where huggingface_hub sends a chat completion for a model named by id."""
 
 
 def _provider_name(target: Target, instance: object, host: str | None) -> ProviderName | None:
@@ -337,15 +424,16 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
         telemetry.error("law", exc)
         return None
     try:
-        server = _server(instance)
+        server = _server(target, instance)
         return PendingCall(
             telemetry,
             lane=target.lane,
-            provider=target.provider,
+            provider=target.sdk,
             decided=decided,
             caller_kwargs=kwargs,
             server=server,
             provider_name=_provider_name(target, instance, server[0]),
+            gated=target.gated,
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
@@ -364,7 +452,7 @@ def _watched(telemetry: Telemetry, target: Target, call: PendingCall, result: ob
     if record is None:
         return result
     try:
-        return watch(result, record, STATE.result_types(target.provider))
+        return watch(result, record, STATE.result_types(target.sdk))
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
         record.finish()
@@ -399,6 +487,17 @@ def _decided(
     return _begin(telemetry, target, instance, materialised.kwargs), materialised.kwargs
 
 
+def _keywords(target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call's leading positional arguments that ``target`` names (``positional``) as keywords.
+
+    A name given both ways is left as the caller wrote it (the SDK raises its own ``TypeError``).
+    """
+    count = min(len(args), len(target.positional))
+    if not count or any(name in kwargs for name in target.positional[:count]):
+        return args, kwargs
+    return args[count:], {**dict(zip(target.positional[:count], args[:count], strict=True)), **kwargs}
+
+
 def _sync_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -406,6 +505,7 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
+        args, kwargs = _keywords(target, args, kwargs)
         call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
             return wrapped(*args, **sent)
@@ -471,7 +571,10 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
-        if telemetry is None or _INSIDE.get() or not _law_reads(telemetry, target, kwargs):
+        if telemetry is None or _INSIDE.get():
+            return wrapped(*args, **kwargs)
+        args, kwargs = _keywords(target, args, kwargs)
+        if not _law_reads(telemetry, target, kwargs):
             return wrapped(*args, **kwargs)
         call = cast("CoroutineType[Any, Any, object]", _run_async(telemetry, target, wrapped, instance, args, kwargs))
         # named as the SDK's own coroutine, so a caller's "never awaited" warning reads as without us
@@ -498,10 +601,15 @@ def _sdk_span_wrapper(
         return span
 
 
-def _pending_of(provider: Provider) -> PendingCall | None:
-    """The call of ``provider``'s SDK waiting for its send in this context (another SDK's call: ``None``)."""
+def _pending_of(target: Target) -> PendingCall | None:
+    """The call waiting for its send in this context that ``target`` records (another SDK's call: ``None``).
+
+    An SDK's own send hook records its SDK's calls; a shared send (``serves``), the calls of each SDK it serves.
+    """
     call = PENDING.get()
-    return call if call is not None and call.provider == provider else None
+    if call is None or call.provider not in (target.serves or (target.provider,)):
+        return None
+    return call if call.sends_here() else None
 
 
 def _send_wrapper(target: Target) -> Callable[..., object]:
@@ -510,7 +618,7 @@ def _send_wrapper(target: Target) -> Callable[..., object]:
     ) -> object:
         """The SDK sends one HTTP request: the call's record made, its span current; the request recorded after it."""
         del instance
-        call = _pending_of(target.provider)
+        call = _pending_of(target)
         record = call.sent() if call is not None else None
         if call is None or record is None:
             return wrapped(*args, **kwargs)
@@ -541,7 +649,7 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         """The async SDK sends one HTTP request: recorded when the send runs (see ``_send_wrapper``)."""
         del instance
-        call = _pending_of(target.provider)
+        call = _pending_of(target)
         if call is None:
             return wrapped(*args, **kwargs)
         return _send_async(call, wrapped, args, kwargs)
@@ -549,7 +657,34 @@ def _async_send_wrapper(target: Target) -> Callable[..., object]:
     return wrapper
 
 
+def _gate_wrapper(
+    wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """The SDK's request method runs: a gated call's sends inside it are its request."""
+    del instance
+    with request_gate():
+        return wrapped(*args, **kwargs)
+
+
+async def _gated_async(
+    wrapped: Callable[..., Awaitable[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """An async request method, once it runs: as ``_gate_wrapper``."""
+    with request_gate():
+        return await wrapped(*args, **kwargs)
+
+
+def _async_gate_wrapper(
+    wrapped: Callable[..., Awaitable[object]], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> object:
+    """The async SDK's request method: its coroutine runs with the gate open."""
+    del instance
+    return _gated_async(wrapped, args, kwargs)
+
+
 def _wrapper_for(target: Target) -> Callable[..., object]:
+    if target.kind == "gate":
+        return _async_gate_wrapper if target.is_async else _gate_wrapper
     if target.kind == "api_call":
         return api_call_wrapper(target.lane, BEDROCK_INVOKE_LANE, lambda: STATE.telemetry, server_of)
     if target.kind == "sdk_span":
@@ -569,7 +704,7 @@ def patch(telemetry: Telemetry) -> None:
     """
     with STATE.lock:
         STATE.telemetry = telemetry
-        modules = dict.fromkeys(t.module for t in TARGETS if t.provider in telemetry.options.providers)
+        modules = dict.fromkeys(t.module for t in TARGETS if t.enabled(telemetry.options.providers))
         for name in modules:
             if name in STATE.hooked:
                 module = sys.modules.get(name)
@@ -589,7 +724,7 @@ def _patch_module(module: ModuleType) -> None:
                 return
             patched = {(id(owner), method) for owner, method, _ in STATE.originals}
             for target in TARGETS:
-                if target.module != module.__name__ or target.provider not in telemetry.options.providers:
+                if target.module != module.__name__ or not target.enabled(telemetry.options.providers):
                     continue
                 owner = getattr(module, target.owner, None) if target.owner else module
                 original = vars(owner).get(target.method) if owner is not None else None
@@ -600,8 +735,8 @@ def _patch_module(module: ModuleType) -> None:
                             target.module,
                             target.owner,
                             target.method,
-                            _DISTRIBUTIONS[target.provider],
-                            _version(_DISTRIBUTIONS[target.provider]),
+                            target.distribution,
+                            _version(target.distribution),
                         )
                     continue
                 setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
@@ -619,6 +754,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "groq": "groq",
     "together": "together",
     "fireworks": "fireworks-ai",
+    "huggingface_hub": "huggingface_hub",
 }
 """The distribution each provider's SDK is installed as."""
 

@@ -20,6 +20,10 @@ tracer) is kept by ``keep_sdk_span`` when no other GenAI span was current at the
 made at the send records onto it (``CallRecord.adopt``). Its ``end`` is held until the record
 finishes; a call never sent lets the SDK end it at once, with nothing of ours on it.
 
+A call of an SDK that sends other HTTP requests of its own while the call runs (huggingface_hub looks
+a model's providers up on the Hub first) is ``gated``: a send is its request only inside the SDK's
+method that sends it (``request_gate``, the gate target of ``_patches``); every other send passes by.
+
 One call is sent from one thread or task at a time (the SDK's attempts follow one another), so
 ``sent`` takes no lock.
 """
@@ -45,6 +49,20 @@ PENDING: ContextVar[PendingCall | None] = ContextVar("otel_toolturn_pending", de
 """The call whose SDK request is running in this context and has not been recorded yet."""
 
 
+_GATE_OPEN: ContextVar[bool] = ContextVar("otel_toolturn_gate_open", default=False)
+"""Whether the SDK's method that sends a gated call's request is running in this context."""
+
+
+@contextmanager
+def request_gate() -> Iterator[None]:
+    """While the SDK's request method runs: a gated call's sends are its request (see the module docstring)."""
+    token = _GATE_OPEN.set(True)
+    try:
+        yield
+    finally:
+        _GATE_OPEN.reset(token)
+
+
 class PendingCall:
     """One call's decision, waiting for the SDK to send it (see the module docstring)."""
 
@@ -53,6 +71,7 @@ class PendingCall:
         "_caller_kwargs",
         "_context",
         "_decided",
+        "_gated",
         "_handed_over",
         "_other_span",
         "_sdk_span",
@@ -76,8 +95,10 @@ class PendingCall:
         caller_kwargs: dict[str, object],
         server: tuple[str | None, int | None],
         provider_name: ProviderName | None = None,
+        gated: bool = False,
     ) -> None:
         self.telemetry = telemetry
+        self._gated = gated
         self.lane = lane
         self.provider = provider
         self.provider_name = provider_name
@@ -99,6 +120,10 @@ class PendingCall:
     def kwargs(self) -> dict[str, object]:
         """The keyword arguments the SDK is called with (the decision)."""
         return self._decided.kwargs
+
+    def sends_here(self) -> bool:
+        """Whether an HTTP send in this context is this call's request (a gated call: only inside its gate)."""
+        return not self._gated or _GATE_OPEN.get()
 
     @contextmanager
     def sending(self) -> Iterator[None]:

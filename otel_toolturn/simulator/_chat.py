@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions as the simulator speaks it (``POST /v1/chat/completions``; Groq's ``/openai/v1/…`` too).
+"""OpenAI Chat Completions as the simulator speaks it (``POST /v1/chat/completions``; ``SUFFIX`` says which others).
 
 Plain reply: a ``chat.completion`` with one choice whose message carries the text (or ``null``)
 and the ``tool_calls``; ``finish_reason`` ``tool_calls``, ``stop``, or ``length`` when the first
@@ -153,13 +153,16 @@ def _first_choice(reply: Mapping[str, object]) -> Mapping[str, object]:
     return {}
 
 
-PATHS: Final = frozenset({"/v1/chat/completions", "/openai/v1/chat/completions"})
-"""The paths served: OpenAI's, and Groq's (``https://api.groq.com/openai/v1/chat/completions``)."""
+SUFFIX: Final = "/chat/completions"
+"""The end of every path served, under any prefix: OpenAI's ``/v1/chat/completions``; Groq's
+``/openai/v1/…``; the Hugging Face router's ``/v1/…`` and its per-provider ``/{provider}/v1/…`` and
+``/hf-inference/models/{model}/v1/…``; an Azure AI inference endpoint's ``/chat/completions`` (serverless)
+and ``/models/chat/completions`` (Foundry), with its ``api-version`` in the query."""
 
 
 def route(path: str) -> Mapping[str, object] | None:
-    """The Chat lane serves ``PATHS``; none carries a request field (``None``: not this lane's path)."""
-    return {} if path in PATHS else None
+    """The Chat lane serves each path ending in ``SUFFIX``; none carries a request field (``None``: not this lane's)."""
+    return {} if path.endswith(SUFFIX) else None
 
 
 WIRE = Wire(

@@ -10,7 +10,8 @@ A request that passes the tool-turn rules then meets the lane's own checks (``Wi
 Anthropic lane: the prefix check of signed thinking, ``_binding``), and every served reply reports
 how much of its prompt was served from cache (``_cache``).
 
-Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and Groq's ``/openai/v1/chat/completions``),
+Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and any path ending ``/chat/completions``:
+Groq's, the Hugging Face router's, an Azure AI inference endpoint's; ``_chat.SUFFIX``),
 ``/v1/responses``, and Gemini's
 ``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
 and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's

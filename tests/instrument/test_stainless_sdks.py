@@ -264,3 +264,32 @@ def test_a_client_pointed_at_a_known_host_carries_that_hosts_provider_name(instr
     (span,) = otel.call_spans()
     assert (span.attributes or {})[names.PROVIDER] == "groq"
     assert (span.attributes or {})[names.SERVER_ADDRESS] == "api.groq.com"
+
+
+def test_one_provider_enabled_records_its_calls_and_passes_the_others_through(
+    instrument: Instrument, sim: Simulator
+) -> None:
+    """``providers=["groq"]``: groq's call is repaired on one span; together's goes out as written, unrecorded."""
+    otel = instrument(providers=("groq",))
+    groq_sdk, together_sdk, _ = SDKS
+    with groq_sdk.client(sim) as client:
+        client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
+    with together_sdk.client(sim) as client, pytest.raises(together.BadRequestError):
+        client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
+    assert [r.status for r in sim.requests] == [200, 400]
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.PROVIDER] == "groq"
+
+
+def test_the_shared_send_is_patched_once_and_passes_other_httpx_users_through(
+    instrument: Instrument, sim: Simulator
+) -> None:
+    """Three SDKs share one wrapper on httpx's ``send``; a plain httpx request while instrumented records nothing."""
+    otel = instrument()
+    for owner in (httpx.Client, httpx.AsyncClient):
+        assert not hasattr(vars(owner)["send"].__wrapped__, "__wrapped__")  # one layer, not one per SDK
+    with httpx.Client() as plain:
+        reply = plain.post(f"{sim.openai_base_url}/chat/completions", json={"model": MODEL, "messages": []})
+    assert reply.status_code == 200
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
