@@ -26,6 +26,13 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
   that is their send hook: patched once per SDK, each one passing through any send but a call of its
   own SDK (every other user of httpx included).
+- cohere: ``V2Client.chat`` and ``chat_stream`` and their ``AsyncV2Client`` twins (``ClientV2`` and
+  ``AsyncClientV2`` inherit them; ``Client.v2`` is one), Fern-generated: a Chat-shaped ``messages`` list
+  (typed messages or dicts) read by the Chat lane, answered in Cohere's own format (read as
+  ``_config.RESPONSE_FORMAT_OF`` says). ``chat`` returns the response; ``chat_stream`` is a generator
+  (sync: ``steps``; async: an async generator, ``steps`` with ``is_async``) whose first step sends. The
+  SDK hands each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send``, patched for
+  cohere as for groq. ``with_raw_response`` (``RawV2Client``) is not patched.
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
   (``_botocore`` says why these and not botocore's events).
@@ -74,17 +81,24 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall
-from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
+from otel_toolturn.instrument._proxies import (
+    ResultTypes,
+    StreamManagerProxy,
+    watch,
+    watch_async_steps,
+    watch_steps,
+)
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
 Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
-whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
-function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
-one HTTP request to its HTTP client (``lane``: unused). ``api_call``: botocore's ``_make_api_call``, every
-operation of every client; only the lane's operations are instrumented (``_botocore``)."""
+(``is_async``: an async generator) whose first step sends the request. ``stream_manager``: returns a
+manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty).
+``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused). ``api_call``:
+botocore's ``_make_api_call``, every operation of every client; only the lane's operations are
+instrumented (``_botocore``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -199,6 +213,26 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CREATE,
     ),
     *_targets("fireworks", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *_targets("cohere", "cohere.v2.client", ("V2Client", "AsyncV2Client"), _CHAT, {"chat": "call"}),
+    Target(
+        provider="cohere",
+        module="cohere.v2.client",
+        owner="V2Client",
+        method="chat_stream",
+        lane=_CHAT,
+        kind="steps",
+        is_async=False,
+    ),
+    Target(
+        provider="cohere",
+        module="cohere.v2.client",
+        owner="AsyncV2Client",
+        method="chat_stream",
+        lane=_CHAT,
+        kind="steps",
+        is_async=True,
+    ),
+    *_targets("cohere", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
     _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
     _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
@@ -235,7 +269,9 @@ _OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fir
 
 
 def result_types(provider: Provider) -> ResultTypes:
-    """The classes ``provider``'s SDK returns for streams and raw responses."""
+    """The classes ``provider``'s SDK returns for streams and raw responses (cohere: none; it streams by generators)."""
+    if provider == "cohere":
+        return ResultTypes(streams=(), async_streams=(), raw=())
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
     if provider == "openai":
@@ -286,8 +322,11 @@ STATE: Final = State()
 def _server(instance: object) -> tuple[str | None, int | None]:
     """The host and port the client sends to (``server.address``, ``server.port``), from its base URL."""
     api_client = getattr(instance, "_api_client", None)
+    wrapper = getattr(getattr(instance, "_raw_client", None), "_client_wrapper", None)
     if api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
+    elif wrapper is not None:  # cohere: its clients' wrapper holds the base URL
+        base_url = wrapper.get_base_url()
     else:
         base_url = getattr(getattr(instance, "_client", None), "base_url", None)
     return server_of(str(base_url)) if base_url is not None else (None, None)
@@ -468,6 +507,20 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
     return _watched(telemetry, target, call, result)
 
 
+def _async_steps_wrapper(target: Target) -> Callable[..., object]:
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """The SDK's async generator, decided now and watched: its first step sends, and is recorded then."""
+        telemetry = STATE.telemetry
+        if telemetry is None or _INSIDE.get():
+            return wrapped(*args, **kwargs)
+        call, sent = _decided(telemetry, target, instance, kwargs)
+        if call is None:
+            return wrapped(*args, **sent)
+        return watch_async_steps(wrapped(*args, **call.kwargs), call)
+
+    return wrapper
+
+
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
@@ -557,7 +610,7 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "send":
         return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
     if target.kind == "steps":
-        return _steps_wrapper(target)
+        return _async_steps_wrapper(target) if target.is_async else _steps_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
 
 
@@ -619,6 +672,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "groq": "groq",
     "together": "together",
     "fireworks": "fireworks-ai",
+    "cohere": "cohere",
 }
 """The distribution each provider's SDK is installed as."""
 
