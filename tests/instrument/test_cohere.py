@@ -29,7 +29,7 @@ from cohere.v2.client import AsyncV2Client, V2Client
 
 from otel_toolturn import validate
 from otel_toolturn.instrument import ToolTurnInstrumentor, names
-from otel_toolturn.simulator import Simulator
+from otel_toolturn.simulator import ScriptedTurn, Simulator
 from otel_toolturn.simulator._server import Answer
 from tests.instrument.conftest import Instrument, Otel
 
@@ -239,3 +239,14 @@ def test_a_client_made_before_uninstrument_passes_through(instrument: Instrument
         with pytest.raises(cohere.BadRequestError):
             client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
     assert otel.call_spans() == []
+
+
+def test_a_stream_that_ends_without_message_end_is_torn_on_its_span(instrument: Instrument, sim: Simulator) -> None:
+    """The simulator's stream stops before ``message-end``: the SDK's events come back, the span says torn."""
+    otel = instrument()
+    sim.enqueue(ScriptedTurn(text="Nearly.", misbehaviours=("no_finish",)))
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        events = list(client.chat_stream(model=MODEL, messages=list(BROKEN["interrupted"])))
+    assert events[-1].type == "content-end"
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.STREAM_TORN] is True
