@@ -695,7 +695,7 @@ def _split_row(
         raise RuntimeError("the split needs otel-toolturn instrumented")
     lane = "anthropic.messages" if isinstance(resource, anthropic.resources.Messages) else "openai.chat_completions"
     target = next(t for t in _patches.TARGETS if t.lane == lane and t.method == "create" and not t.is_async)
-    lane, provider = target.lane, target.provider
+    lane, provider = target.lane, target.sdk
     wrapper = _patches._wrapper_for(target)
     phases, calls = sources
     steps = 20 if quick else 150

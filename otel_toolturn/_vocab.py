@@ -92,5 +92,10 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
 
+ReplyFormat = Literal["cohere.chat"]
+"""A reply format of its own, answering a request of a lane (``cohere.chat``: Cohere's v2 chat, whose
+request the Chat lane reads, answered by a ``V2ChatResponse`` or its ``chat_stream`` events)."""
+REPLY_FORMATS: Final[tuple[ReplyFormat, ...]] = get_args(ReplyFormat)
+
 DemoTelemetry = Literal["console", "otlp", "none"]
 """Where ``otel-toolturn demo`` sends its telemetry (its ``--telemetry`` choices)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn._vocab import LANES, Lane, ReplyFormat
 from otel_toolturn.instrument import names
 
 Mode = Literal["repair", "observe"]
@@ -35,13 +35,15 @@ Provider = Literal[
     "together",
     "fireworks",
     "huggingface_hub",
+    "cohere",
 ]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
 ``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together`` and ``fireworks``: the
 ``groq``, ``together`` and ``fireworks-ai`` SDKs, which send Chat Completions with HTTP code of their
 own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and ``AsyncInferenceClient``'s, Chat
-Completions to the HF router or a ``base_url``) and ``litellm``, whose calls it reaches through LiteLLM's
-callbacks (``otel_toolturn.integrations``)."""
+Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere`` SDK's v2 chat, a Chat-shaped
+``messages`` list answered in Cohere's own response and stream format) and ``litellm``, whose calls it
+reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal[
@@ -109,13 +111,14 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "together": ("openai",),
     "fireworks": ("openai",),
     "huggingface_hub": ("openai",),
+    "cohere": ("cohere",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
 Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, recorded with google-genai's names.
 Together, Fireworks and Hugging Face have no registry value: their calls are named as an OpenAI-compatible
 host outside ``PROVIDER_BY_HOST`` is, ``openai`` (a client of theirs pointed at a host of the table: that
-host's name)."""
+host's name). The cohere SDK's calls carry ``cohere``."""
 
 _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "openai": "openai",
@@ -124,8 +127,9 @@ _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "bedrock": "botocore",
 }
 
-_CHAT_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub"})
-"""The SDKs of their own that speak only Chat Completions: the ``openai`` family's ``chat_completions`` lane."""
+_CHAT_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub", "cohere"})
+"""The SDKs of their own whose requests are Chat Completions' ``messages``: the ``openai`` family's
+``chat_completions`` lane (cohere: its v2 chat, read by the same adapter; its responses are its own)."""
 
 
 def _speaks(provider: Provider, lane: Lane) -> bool:
@@ -141,7 +145,12 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
 ``gemini.*`` lanes are the ``google_genai`` SDK's; ``bedrock.*`` botocore's); the Chat SDKs of their
-own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``): ``openai.chat_completions``."""
+own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, and ``cohere``'s v2 chat):
+``openai.chat_completions``."""
+
+REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat"}
+"""The SDKs whose requests speak a lane but whose responses and stream events are their own format
+(``_vocab.REPLY_FORMATS``): their calls' responses are read in it, not in the lane's."""
 
 UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset()
 """The lanes of ``LANES`` no instrumented SDK speaks (none: every lane is instrumented)."""

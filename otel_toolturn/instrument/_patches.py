@@ -25,6 +25,13 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   Stainless-generated as the openai SDK is, speaking Chat Completions with HTTP code of their own. They
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
   that is their send hook.
+- cohere: ``V2Client.chat`` and ``chat_stream`` and their ``AsyncV2Client`` twins (``ClientV2`` and
+  ``AsyncClientV2`` inherit them; ``Client.v2`` is one), Fern-generated: a Chat-shaped ``messages`` list
+  (typed messages or dicts) read by the Chat lane, answered in Cohere's own format (read as
+  ``_config.REPLY_FORMAT_OF`` says). ``chat`` returns the response; ``chat_stream`` is a generator
+  (sync: ``steps``; async: an async generator, ``steps`` with ``is_async``) whose first step sends. The
+  SDK hands each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send``.
+  ``with_raw_response`` (``RawV2Client``) is not patched.
 - The shared sends: an HTTP client's ``send`` that several SDKs hand their requests to is one target
   (``_http_sends``: httpx's for ``HTTPX_SDKS``, httpx2's for ``HTTPX2_SDKS``), patched when any SDK it
   serves is enabled. It records the pending call of any SDK it serves and passes every other send
@@ -78,18 +85,19 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
-from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
+from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_async_steps, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
 Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
-whose first step sends the request. ``stream_manager``: returns a manager. ``sdk_span``: a module
-function of the SDK that starts its own call span (``owner`` empty). ``send``: where the SDK hands
-one HTTP request to its HTTP client (``lane``: unused). ``api_call``: botocore's ``_make_api_call``, every
-operation of every client; only the lane's operations are instrumented (``_botocore``). ``gate``: the SDK's
-method that sends a gated call's request (``_pending.request_gate``; ``lane``: unused)."""
+(``is_async``: an async generator) whose first step sends the request. ``stream_manager``: returns a
+manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty).
+``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused). ``api_call``:
+botocore's ``_make_api_call``, every operation of every client; only the lane's operations are
+instrumented (``_botocore``). ``gate``: the SDK's method that sends a gated call's request
+(``_pending.request_gate``; ``lane``: unused)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -207,7 +215,7 @@ def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
     )
 
 
-HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub"})
+HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "cohere", "huggingface_hub"})
 """The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves
 (huggingface_hub before 2.0)."""
 HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub"})
@@ -273,6 +281,25 @@ TARGETS: Final[tuple[Target, ...]] = (
     ),
     *_huggingface("huggingface_hub.inference._client", "InferenceClient", is_async=False),
     *_huggingface("huggingface_hub.inference._generated._async_client", "AsyncInferenceClient", is_async=True),
+    *_targets("cohere", "cohere.v2.client", ("V2Client", "AsyncV2Client"), _CHAT, {"chat": "call"}),
+    Target(
+        provider="cohere",
+        module="cohere.v2.client",
+        owner="V2Client",
+        method="chat_stream",
+        lane=_CHAT,
+        kind="steps",
+        is_async=False,
+    ),
+    Target(
+        provider="cohere",
+        module="cohere.v2.client",
+        owner="AsyncV2Client",
+        method="chat_stream",
+        lane=_CHAT,
+        kind="steps",
+        is_async=True,
+    ),
     *_http_sends("httpx", HTTPX_SDKS),
     *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
@@ -311,7 +338,9 @@ _OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fir
 
 
 def result_types(provider: Provider) -> ResultTypes:
-    """The classes ``provider``'s SDK returns for streams and raw responses."""
+    """The classes ``provider``'s SDK returns for streams and raw responses (cohere: none; it streams by generators)."""
+    if provider == "cohere":
+        return ResultTypes(streams=(), async_streams=(), raw=())
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
     if provider == "huggingface_hub":
@@ -371,8 +400,11 @@ def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
         url = model if isinstance(model, str) and model.startswith(("http://", "https://")) else _HF_ROUTER
         return server_of(url)
     api_client = getattr(instance, "_api_client", None)
+    wrapper = getattr(getattr(instance, "_raw_client", None), "_client_wrapper", None)
     if api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
+    elif wrapper is not None:  # cohere: its clients' wrapper holds the base URL
+        base_url = wrapper.get_base_url()
     else:
         base_url = getattr(getattr(instance, "_client", None), "base_url", None)
     return server_of(str(base_url)) if base_url is not None else (None, None)
@@ -568,6 +600,20 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
     return _watched(telemetry, target, call, result)
 
 
+def _async_steps_wrapper(target: Target) -> Callable[..., object]:
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """The SDK's async generator, decided now and watched: its first step sends, and is recorded then."""
+        telemetry = STATE.telemetry
+        if telemetry is None or _INSIDE.get():
+            return wrapped(*args, **kwargs)
+        call, sent = _decided(telemetry, target, instance, kwargs)
+        if call is None:
+            return wrapped(*args, **sent)
+        return watch_async_steps(wrapped(*args, **call.kwargs), call)
+
+    return wrapper
+
+
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
@@ -692,7 +738,7 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "send":
         return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
     if target.kind == "steps":
-        return _steps_wrapper(target)
+        return _async_steps_wrapper(target) if target.is_async else _steps_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
 
 
@@ -755,6 +801,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "together": "together",
     "fireworks": "fireworks-ai",
     "huggingface_hub": "huggingface_hub",
+    "cohere": "cohere",
 }
 """The distribution each provider's SDK is installed as."""
 

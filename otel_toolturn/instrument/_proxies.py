@@ -23,6 +23,8 @@ collection, and a read cancelled or interrupted (a ``BaseException`` that is not
 - ``watch_steps``: a generator of the SDK whose first step sends the request (google-genai's
   sync stream); that step runs with the call pending, so it is recorded when it sends; a
   generator never started records nothing. The caller reads the SDK's own chunks.
+- ``watch_async_steps``: an SDK async generator whose first step sends (cohere's ``AsyncV2Client.chat_stream``),
+  watched the same way.
 - ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; the call is sent on entry,
   and recorded then (``_pending``); the SDK's own ``MessageStream`` is returned, reading its
   events through a ``StreamProxy``.
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
@@ -322,6 +324,45 @@ def watch_steps(steps: Iterator[object], call: PendingCall) -> Iterator[object]:
         close = getattr(steps, "close", None)
         if callable(close):
             close()
+        raise
+    except BaseException as exc:
+        _read_failed(record, exc)
+        raise
+    record.finish()
+
+
+async def watch_async_steps(steps: AsyncIterator[object], call: PendingCall) -> AsyncGenerator[object, None]:
+    """``steps`` (an SDK async generator whose first step sends), watched as ``watch_steps`` watches a generator."""
+    try:
+        with call.sending():
+            first = await anext(steps)
+    except StopAsyncIteration:
+        record = call.record
+        if record is not None:
+            record.start_stream()
+            record.finish()
+        return
+    except BaseException as exc:
+        call.failed(exc)
+        raise
+    record = call.record
+    if record is None:
+        yield first
+        async for chunk in steps:
+            yield chunk
+        return
+    record.start_stream()
+    record.feed(first)
+    try:
+        yield first
+        async for chunk in steps:
+            record.feed(chunk)
+            yield chunk
+    except GeneratorExit:
+        record.finish(caller_closed=True)
+        close = getattr(steps, "aclose", None)
+        if callable(close):
+            await close()
         raise
     except BaseException as exc:
         _read_failed(record, exc)

@@ -44,23 +44,32 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._view import field
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Lane, ReplyFormat
 from otel_toolturn.compose import request_field
 from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
-from otel_toolturn.instrument._config import NAMES_OF, Provider, ProviderName
+from otel_toolturn.instrument._config import NAMES_OF, REPLY_FORMAT_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
 from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
 
 
 class _ObserverFor(Protocol):
-    def __call__(self, lane: Lane, *, requested_model: str | None) -> StreamObserver: ...
+    def __call__(
+        self, lane: Lane, *, requested_model: str | None, reply_format: ReplyFormat | None = None
+    ) -> StreamObserver: ...
 
 
 class _CheckResponse(Protocol):
-    def __call__(self, lane: Lane, response: object, *, requested_model: str | None) -> StreamReport: ...
+    def __call__(
+        self,
+        lane: Lane,
+        response: object,
+        *,
+        requested_model: str | None,
+        reply_format: ReplyFormat | None = None,
+    ) -> StreamReport: ...
 
 
 def _observer_for() -> _ObserverFor | None:
@@ -413,7 +422,12 @@ class CallRecord:
         try:
             check = _check_response()
             if check is not None:
-                self.report(check(self.lane, response, requested_model=self.requested_model))
+                own = REPLY_FORMAT_OF.get(self.provider)
+                self.report(
+                    check(self.lane, response, requested_model=self.requested_model, reply_format=own)
+                    if own is not None
+                    else check(self.lane, response, requested_model=self.requested_model)
+                )
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("response", exc)
         self.finish()
@@ -425,7 +439,12 @@ class CallRecord:
         try:
             observer_for = _observer_for()
             if observer_for is not None:
-                self.observer = observer_for(self.lane, requested_model=self.requested_model)
+                own = REPLY_FORMAT_OF.get(self.provider)
+                self.observer = (
+                    observer_for(self.lane, requested_model=self.requested_model, reply_format=own)
+                    if own is not None
+                    else observer_for(self.lane, requested_model=self.requested_model)
+                )
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("stream", exc)
 

@@ -8,7 +8,7 @@ kept. Legacy ``function_call`` / role ``function`` messages pass through untouch
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
@@ -182,9 +182,17 @@ class OpenAIChat(AdapterDefaults):
         return {"role": "tool", "tool_call_id": call.call_id, "content": INTERRUPTED_RESULT_TEXT}
 
     def fold(self, results: Sequence[object]) -> object:
-        """One ``tool`` message: contents joined."""
+        """One ``tool`` message: contents joined.
+
+        The first result's message carries them; when it is an SDK's typed message (cohere's
+        ``ToolChatMessageV2``) and the joined content is a list, the message is written as a dict
+        with its ``tool_call_id`` (the parts as they are), so no SDK serialises dict parts under a typed field.
+        """
         content = fold_contents([field(r, "content") for r in results], lambda text: {"type": "text", "text": text})
-        return replace(results[0], content=content)
+        first = results[0]
+        if isinstance(content, list) and not isinstance(first, Mapping):
+            return {"role": "tool", "tool_call_id": field(first, "tool_call_id"), "content": content}
+        return replace(first, content=content)
 
     def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
         """A user message: a line naming the call, then the ``tool`` message's content.

@@ -18,7 +18,8 @@ and Vertex spellings (``_gemini.route``: the path's model and method are read as
 ``model`` and ``stream``), and Bedrock Runtime's ``/model/{modelId}/converse`` and
 ``…/converse-stream`` (``_bedrock.route``, the same way), and its ``…/invoke`` and
 ``…/invoke-with-response-stream`` with an Anthropic Messages body (``_bedrock_invoke``: the Anthropic
-lane); query strings ignored.
+lane), and Cohere's ``/v2/chat`` (``_cohere``: the Chat lane's rules, Cohere's replies and 400 body);
+query strings ignored.
 Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
 the last prompts for the cache accounting; for Responses, each reply's whole conversation under its
 id so a later ``previous_response_id`` brings the earlier items back — a request is validated (and
@@ -46,7 +47,7 @@ from urllib.parse import urlsplit
 from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
-from otel_toolturn.simulator import _anthropic, _bedrock, _bedrock_invoke, _chat, _gemini, _responses
+from otel_toolturn.simulator import _anthropic, _bedrock, _bedrock_invoke, _chat, _cohere, _gemini, _responses
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
@@ -55,7 +56,15 @@ from otel_toolturn.simulator._wire import SSE_CONTENT_TYPE, Wire
 WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
     {
         w.path: w
-        for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE, _gemini.WIRE, _bedrock.WIRE, _bedrock_invoke.WIRE)
+        for w in (
+            _anthropic.WIRE,
+            _chat.WIRE,
+            _responses.WIRE,
+            _gemini.WIRE,
+            _bedrock.WIRE,
+            _bedrock_invoke.WIRE,
+            _cohere.WIRE,
+        )
     }
 )
 """The lanes the simulator speaks, by URL path (a lane with a ``route`` also by the paths it reads)."""

@@ -1,0 +1,252 @@
+"""The cohere SDK's v2 chat (``ClientV2.chat`` / ``chat_stream``, ``AsyncClientV2``'s) through the instrumentation.
+
+The real SDK talks to the simulator's ``/v2/chat``: a broken history is refused with Cohere's 400 body,
+as the SDK's own ``BadRequestError``, without the instrumentation, and served with it, one span per
+call (its retries included) carrying the repair. Cohere's words for a missing tool result are the Chat
+lane's after ``invalid request:`` (oracle/langchain-oracle#10); its messages are Chat's, with
+``tool_plan`` on the assistant message and ``document`` parts in tool results
+(https://docs.cohere.com/docs/migrating-v1-to-v2, https://docs.cohere.com/v2/docs/tool-use-usage-patterns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+import cohere
+import httpx
+import pytest
+from cohere import (
+    AssistantChatMessageV2,
+    Document,
+    DocumentToolContent,
+    ToolCallV2,
+    ToolCallV2Function,
+    ToolChatMessageV2,
+    UserChatMessageV2,
+)
+from cohere.v2.client import AsyncV2Client, V2Client
+
+from otel_toolturn import validate
+from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.simulator import ScriptedTurn, Simulator
+from otel_toolturn.simulator._server import Answer
+from tests.instrument.conftest import Instrument, Otel
+
+LANE: Final = "openai.chat_completions"
+MODEL: Final = "command-a-03-2025"
+PLAN: Final = "I will read a and b."
+
+
+def _call(call_id: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}}
+
+
+def _document(data: dict[str, object]) -> list[dict[str, object]]:
+    return [{"type": "document", "document": {"data": data}}]
+
+
+BROKEN: Final[dict[str, list[Any]]] = {
+    # Ctrl-C while the second of two parallel calls ran: it has no result, and the user spoke next
+    "interrupted": [
+        {"role": "user", "content": "Read a and b."},
+        {"role": "assistant", "tool_plan": PLAN, "tool_calls": [_call("call_1"), _call("call_2")]},
+        {"role": "tool", "tool_call_id": "call_1", "content": _document({"a": 1})},
+        {"role": "user", "content": "Never mind b; what is in a?"},
+    ],
+    # the window was cut between a call and its result: the result stands alone
+    "orphan": [
+        {"role": "user", "content": "Read a."},
+        {"role": "tool", "tool_call_id": "call_9", "content": "a=1"},
+        {"role": "user", "content": "What is in a?"},
+    ],
+    # the SDK's own typed messages: two results recorded for one call, none for the other
+    "typed": [
+        UserChatMessageV2(content="Read a and b."),
+        AssistantChatMessageV2(
+            tool_plan=PLAN,
+            tool_calls=[
+                ToolCallV2(id="call_1", function=ToolCallV2Function(name="read", arguments="{}")),
+                ToolCallV2(id="call_2", function=ToolCallV2Function(name="read", arguments="{}")),
+            ],
+        ),
+        ToolChatMessageV2(tool_call_id="call_1", content=[DocumentToolContent(document=Document(data={"a": 1}))]),
+        ToolChatMessageV2(tool_call_id="call_1", content=[DocumentToolContent(document=Document(data={"a": 2}))]),
+        UserChatMessageV2(content="Go on."),
+    ],
+}
+REPAIRS_OF: Final = {
+    "interrupted": ("missing_result",),
+    "orphan": ("orphan_result",),
+    "typed": ("duplicate_result", "missing_result"),
+}
+REFUSAL_OF: Final = {
+    "interrupted": "invalid request: An assistant message with 'tool_calls' must be followed by tool messages",
+    "orphan": "invalid request: Invalid parameter: messages with role 'tool' must be a response to a preceeding",
+    "typed": "invalid request: Invalid parameter: messages[3] is a second 'tool' message for tool_call_id call_1.",
+}
+CASES: Final = sorted(BROKEN)
+
+
+@pytest.fixture
+def client(sim: Simulator) -> Iterator[cohere.ClientV2]:
+    """A sync client of the simulator, made after any instrumentation (the SDK binds ``chat`` when made)."""
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
+        yield made
+
+
+def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
+    """The simulator accepted one valid request, ``tool_plan`` as sent; one ``cohere`` span carries the repairs."""
+    (request,) = sim.requests
+    assert (request.path, request.status) == ("/v2/chat", 200)
+    sent = request.body["messages"]  # type: ignore[index]
+    assert validate(sent, lane=LANE) == []
+    assert [m.get("tool_plan") for m in sent if m["role"] == "assistant"] == [PLAN] * (case != "orphan")
+    assert messages == BROKEN[case]  # the caller's list is never changed
+    (span,) = otel.call_spans()
+    attributes = span.attributes or {}
+    assert attributes[names.LANE] == LANE
+    assert attributes[names.PROVIDER] == "cohere"
+    assert attributes[names.GEN_AI_REQUEST_STREAM] is streamed
+    assert tuple(sorted(str(form) for form in attributes[names.REPAIRS_FORMS])) == REPAIRS_OF[case]  # type: ignore[union-attr]
+    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("COMPLETE",)  # Cohere's own response was read
+    assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0  # type: ignore[operator]
+    assert names.STREAM_TORN not in attributes
+    forms = sorted(str((e.attributes or {})[names.REPAIR_FORM]) for e in span.events if e.name == names.EVENT_REPAIR)
+    assert tuple(forms) == REPAIRS_OF[case]
+    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name="cohere") == 1
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_without_the_instrumentation_the_broken_history_is_refused(
+    client: cohere.ClientV2, sim: Simulator, case: str
+) -> None:
+    """Uninstrumented, the history goes out as written: Cohere's 400 comes back as the SDK's ``BadRequestError``."""
+    with pytest.raises(cohere.BadRequestError) as refused:
+        client.chat(model=MODEL, messages=BROKEN[case])
+    assert refused.value.body["message"].startswith(REFUSAL_OF[case])
+    (request,) = sim.requests
+    assert request.status == 400
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("case", CASES)
+def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
+    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
+) -> None:
+    """Instrumented, the repaired history is served; the SDK's own response or events come back; one span."""
+    otel = instrument()
+    messages = list(BROKEN[case])
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        if streamed:
+            events = list(client.chat_stream(model=MODEL, messages=messages))
+            assert [type(e).__name__ for e in events][-1] == "MessageEndV2ChatStreamResponse"
+        else:
+            response = client.chat(model=MODEL, messages=messages)
+            assert type(response).__name__ == "V2ChatResponse"
+            assert response.finish_reason == "COMPLETE"
+    _served(sim, otel, case, messages, streamed=streamed)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("case", CASES)
+async def test_the_async_client_is_repaired_and_served(
+    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
+) -> None:
+    """``AsyncClientV2``: the same repair, the SDK's own response or events, one span."""
+    otel = instrument()
+    messages = list(BROKEN[case])
+    async with cohere.AsyncClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        if streamed:
+            events = [event async for event in client.chat_stream(model=MODEL, messages=messages)]
+            assert events[-1].type == "message-end"
+        else:
+            response = await client.chat(model=MODEL, messages=messages)
+            assert response.finish_reason == "COMPLETE"
+    _served(sim, otel, case, messages, streamed=streamed)
+
+
+def test_a_call_the_sdk_retries_is_one_span(
+    instrument: Instrument, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
+    otel = instrument()
+    answer = sim.answer
+    attempts: list[str] = []
+
+    def busy_once(path: str, raw: bytes) -> Answer:
+        attempts.append(path)
+        if len(attempts) == 1:
+            return Answer(status=500, body={"message": "try again"}, headers={"retry-after-ms": "1"})
+        return answer(path, raw)
+
+    monkeypatch.setattr(sim, "answer", busy_once)
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=1) as client:
+        client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
+    assert len(attempts) == 2
+    assert len(otel.call_spans()) == 1
+    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
+    assert len(otel.events(names.EVENT_REPAIR)) == 1
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
+    instrument: Instrument, sim: Simulator, *, streamed: bool
+) -> None:
+    """Observe mode: the history goes out unchanged, the SDK's own ``BadRequestError`` is raised, the span says so."""
+    otel = instrument(mode="observe")
+    messages = list(BROKEN["interrupted"])
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        send = (lambda: list(client.chat_stream(model=MODEL, messages=messages))) if streamed else None
+        with pytest.raises(cohere.BadRequestError):
+            send() if send is not None else client.chat(model=MODEL, messages=messages)
+    (request,) = sim.requests
+    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])  # type: ignore[index]
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.ERROR_TYPE] == "BadRequestError"
+    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+
+
+def _patched() -> list[object]:
+    """The attributes patched for cohere: both clients' ``chat`` and ``chat_stream``, httpx's ``send``."""
+    return [vars(owner)[method] for owner in (V2Client, AsyncV2Client) for method in ("chat", "chat_stream")] + [
+        vars(httpx.Client)["send"],
+        vars(httpx.AsyncClient)["send"],
+    ]
+
+
+def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
+    """After ``uninstrument()`` the SDK's methods and httpx's ``send`` are the objects they were; refused again."""
+    before = _patched()
+    otel = instrument()
+    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
+    ToolTurnInstrumentor().uninstrument()
+    assert all(a is b for a, b in zip(before, _patched(), strict=True))
+    with (
+        cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client,
+        pytest.raises(cohere.BadRequestError),
+    ):
+        client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
+    assert otel.call_spans() == []
+
+
+def test_a_client_made_before_uninstrument_passes_through(instrument: Instrument, sim: Simulator) -> None:
+    """A client made while instrumented holds the bound wrapper; after ``uninstrument()`` it sends as written."""
+    otel = instrument()
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        ToolTurnInstrumentor().uninstrument()
+        with pytest.raises(cohere.BadRequestError):
+            client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
+    assert otel.call_spans() == []
+
+
+def test_a_stream_that_ends_without_message_end_is_torn_on_its_span(instrument: Instrument, sim: Simulator) -> None:
+    """The simulator's stream stops before ``message-end``: the SDK's events come back, the span says torn."""
+    otel = instrument()
+    sim.enqueue(ScriptedTurn(text="Nearly.", misbehaviours=("no_finish",)))
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        events = list(client.chat_stream(model=MODEL, messages=list(BROKEN["interrupted"])))
+    assert events[-1].type == "content-end"
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.STREAM_TORN] is True
