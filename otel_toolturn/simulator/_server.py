@@ -10,7 +10,8 @@ A request that passes the tool-turn rules then meets the lane's own checks (``Wi
 Anthropic lane: the prefix check of signed thinking, ``_binding``), and every served reply reports
 how much of its prompt was served from cache (``_cache``).
 
-Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and Groq's ``/openai/v1/chat/completions``),
+Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and Groq's ``/openai/v1/chat/completions``; Mistral's
+``/mistral/v1/chat/completions``, judged in the ``mistral`` dialect, ``_mistral``),
 ``/v1/responses``, and Gemini's
 ``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
 and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's
@@ -45,7 +46,7 @@ from urllib.parse import urlsplit
 from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
-from otel_toolturn.simulator import _anthropic, _bedrock, _bedrock_invoke, _chat, _gemini, _responses
+from otel_toolturn.simulator import _anthropic, _bedrock, _bedrock_invoke, _chat, _gemini, _mistral, _responses
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
@@ -54,7 +55,15 @@ from otel_toolturn.simulator._wire import SSE_CONTENT_TYPE, Wire
 WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
     {
         w.path: w
-        for w in (_anthropic.WIRE, _chat.WIRE, _responses.WIRE, _gemini.WIRE, _bedrock.WIRE, _bedrock_invoke.WIRE)
+        for w in (
+            _anthropic.WIRE,
+            _chat.WIRE,
+            _mistral.WIRE,
+            _responses.WIRE,
+            _gemini.WIRE,
+            _bedrock.WIRE,
+            _bedrock_invoke.WIRE,
+        )
     }
 )
 """The lanes the simulator speaks, by URL path (a lane with a ``route`` also by the paths it reads)."""
@@ -175,6 +184,11 @@ class Simulator:
         return self.base_url + "/v1"
 
     @property
+    def mistral_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/mistral`` — the mistralai client's ``server_url`` (it adds ``/v1/…``)."""
+        return self.base_url + _mistral.ROOT
+
+    @property
     def requests(self) -> tuple[RecordedRequest, ...]:
         """Every request received so far, in arrival order."""
         with self._lock:
@@ -237,7 +251,7 @@ class Simulator:
             return self._reject(wire, path, body, message)
         items: list[object] | str = transcript if earlier is None else [*earlier, *_as_items(transcript)]
         try:
-            violations = validate(items, lane=wire.lane)
+            violations = validate(items, lane=wire.lane, dialect=wire.dialect)
         except ToolTurnError as error:
             return self._reject(wire, path, body, str(error))
         if violations:
