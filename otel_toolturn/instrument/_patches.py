@@ -26,6 +26,11 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
   that is their send hook: patched once per SDK, each one passing through any send but a call of its
   own SDK (every other user of httpx included).
+- mistralai (Speakeasy-generated, HTTP code of its own over ``httpx2``): ``Chat.complete``,
+  ``complete_async``, ``stream`` and ``stream_async``, each one call; it hands each HTTP request (each
+  retry) to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` itself, its send hook, patched as the
+  Stainless SDKs' httpx is (any other send passes through). Its calls are decided in the ``mistral``
+  dialect of the Chat lane; its streams' events carry the chunk in ``data`` (``ResultTypes.read``).
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
   (``_botocore`` says why these and not botocore's events).
@@ -72,7 +77,7 @@ from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
-from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
+from otel_toolturn.instrument._config import Provider, ProviderName, dialect_of, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
@@ -199,6 +204,19 @@ TARGETS: Final[tuple[Target, ...]] = (
         _CREATE,
     ),
     *_targets("fireworks", "httpx", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
+    *(
+        Target(
+            provider="mistralai",
+            module="mistralai.client.chat",
+            owner="Chat",
+            method=method,
+            lane=_CHAT,
+            kind="call",
+            is_async=method.endswith("_async"),
+        )
+        for method in ("complete", "complete_async", "stream", "stream_async")
+    ),
+    *_targets("mistralai", "httpx2", ("Client", "AsyncClient"), _CHAT, _HTTP_SEND),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
     _genai("google.genai.models", "Models", "_generate_content_stream", "steps", is_async=False),
     _genai("google.genai.models", "AsyncModels", "_generate_content", "call", is_async=True),
@@ -247,6 +265,11 @@ def result_types(provider: Provider) -> ResultTypes:
             async_streams=(sdk.AsyncStream,),
             raw=(legacy.LegacyAPIResponse, response.APIResponse, response.AsyncAPIResponse),
         )
+    if provider == "mistralai":
+        streams = importlib.import_module("mistralai.client.utils.eventstreaming")
+        return ResultTypes(
+            streams=(streams.EventStream,), async_streams=(streams.EventStreamAsync,), raw=(), read=_event_data
+        )
     stainless = provider if provider in _OWN_HTTP_CHAT else "anthropic"
     sdk = importlib.import_module(stainless)
     response = importlib.import_module(f"{stainless}._response")
@@ -255,6 +278,13 @@ def result_types(provider: Provider) -> ResultTypes:
         async_streams=(sdk.AsyncStream,),
         raw=(response.APIResponse, response.AsyncAPIResponse),
     )
+
+
+def _event_data(event: object) -> object:
+    """The Chat chunk a mistralai stream event carries (``CompletionEvent.data``), as the wire's JSON."""
+    data = getattr(event, "data", None)
+    model_dump = getattr(data, "model_dump", None)
+    return model_dump(mode="json", by_alias=True) if callable(model_dump) else data
 
 
 _INSIDE: ContextVar[bool] = ContextVar("otel_toolturn_inside", default=False)
@@ -286,7 +316,10 @@ STATE: Final = State()
 def _server(instance: object) -> tuple[str | None, int | None]:
     """The host and port the client sends to (``server.address``, ``server.port``), from its base URL."""
     api_client = getattr(instance, "_api_client", None)
-    if api_client is not None:
+    configuration = getattr(instance, "sdk_configuration", None)  # mistralai (Speakeasy)
+    if configuration is not None:
+        base_url = configuration.get_server_details()[0]
+    elif api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
     else:
         base_url = getattr(getattr(instance, "_client", None), "base_url", None)
@@ -316,6 +349,8 @@ def _provider_name(target: Target, instance: object, host: str | None) -> Provid
     """
     if target.provider == "google_genai":
         return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
+    if target.provider == "mistralai":
+        return "mistral_ai"
     client = type(getattr(instance, "_client", None)).__name__
     by_class = _PROVIDER_BY_CLIENT.get(client.removeprefix("Async"))
     return by_class if by_class is not None else provider_by_host(host)
@@ -332,12 +367,20 @@ _PROVIDER_BY_CLIENT: Final[Mapping[str, ProviderName]] = {
 def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
     """The request hook: decide what is sent; the record waits for the send. ``None`` ⇒ proceed uninstrumented."""
     try:
-        decided = decide_request(kwargs, lane=target.lane, options=telemetry.options, scope=current_scope())
+        server = _server(instance)
+        provider_name = _provider_name(target, instance, server[0])
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("span", exc)
+        return None
+    try:
+        dialect = dialect_of(target.lane, provider_name)
+        decided = decide_request(
+            kwargs, lane=target.lane, options=telemetry.options, scope=current_scope(), dialect=dialect
+        )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("law", exc)
         return None
     try:
-        server = _server(instance)
         return PendingCall(
             telemetry,
             lane=target.lane,
@@ -345,7 +388,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             decided=decided,
             caller_kwargs=kwargs,
             server=server,
-            provider_name=_provider_name(target, instance, server[0]),
+            provider_name=provider_name,
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
@@ -619,6 +662,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "groq": "groq",
     "together": "together",
     "fireworks": "fireworks-ai",
+    "mistralai": "mistralai",
 }
 """The distribution each provider's SDK is installed as."""
 
