@@ -28,12 +28,14 @@ from otel_toolturn._version import __version__
 from otel_toolturn._view import INTERRUPTED_RESULT_TEXT, KNOWN_INTERRUPTED_TEXTS
 from otel_toolturn._vocab import (
     CALL_KINDS,
+    DIALECTS,
     INCOMPLETE_CAUSES,
     LANES,
     REPAIR_DROPS,
     REPAIR_FORMS,
     STREAM_DROP_CAUSES,
     CallKind,
+    Dialect,
     IncompleteCause,
     Lane,
     RepairForm,
@@ -57,6 +59,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "CALL_KINDS",
+    "DIALECTS",
     "INCOMPLETE_CAUSES",
     "INTERRUPTED_RESULT_TEXT",
     "KNOWN_INTERRUPTED_TEXTS",
@@ -66,6 +69,7 @@ __all__ = [
     "SECOND_RESULT_SEPARATOR",
     "STREAM_DROP_CAUSES",
     "CallKind",
+    "Dialect",
     "HandoffError",
     "IncompleteCause",
     "Lane",

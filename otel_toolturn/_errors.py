@@ -4,7 +4,7 @@
 
     ToolTurnError                 base of everything raised on purpose
     ├── ToolTurnInputError        the caller handed over something the law cannot read
-    ├── UnknownLaneError          a lane name outside ``LANES``
+    ├── UnknownLaneError          a lane name outside ``LANES`` (or a dialect outside ``DIALECTS`` or its lane)
     │   └── UnsupportedLaneError  a lane of ``LANES`` that part of the library does not speak yet
     └── HandoffError              a handoff operation's precondition does not hold
 
@@ -31,7 +31,7 @@ class ToolTurnInputError(ToolTurnError, ValueError):
 
 
 class UnknownLaneError(ToolTurnError, ValueError):
-    """A lane name outside the closed set."""
+    """A lane name outside the closed set, or a dialect outside its set or asked of a lane it is not of."""
 
 
 class UnsupportedLaneError(UnknownLaneError):

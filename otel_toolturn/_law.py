@@ -81,7 +81,8 @@ interrupted; every result after the last use belongs to that use. Where the API 
 id anywhere in the request (Anthropic, Responses), the later use and its results get a derived,
 deterministic id (``reused_id``, not lossy). Chat Completions keeps reused ids as they are. A call
 id the API's id pattern or length refuses (Anthropic: ``functions.lookup:0``, as some OpenAI-compatible
-servers write them; Chat: over 40 characters; Responses: over 64) gets a derived id that fits, its
+servers write them; Chat: over 40 characters; Mistral's Chat: not nine letters and digits; Responses:
+over 64) gets a derived id that fits, its
 results with it (``invalid_id``, not lossy). Every id the law writes fits its lane's pattern and length.
 
 Run ownership: ``prior_messages`` are the messages that stood in the transcript before the caller's
@@ -131,7 +132,7 @@ from otel_toolturn._view import (
     Turn,
     View,
 )
-from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Lane, RepairForm
+from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Dialect, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for, listed
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
@@ -228,6 +229,7 @@ def ensure_tool_turn_invariants(
     lane: Lane,
     prior_messages: Iterable[object] | None = None,
     chained: bool = False,
+    dialect: Dialect | None = None,
 ) -> ToolTurnView:
     """Restore the tool-turn law on a provider-bound list (see the module docstring).
 
@@ -235,13 +237,14 @@ def ensure_tool_turn_invariants(
     (a string input to the last two has no tool turns and comes back as it is). ``prior_messages``:
     the run's inherited messages, by identity. ``chained``: Responses only — the request continues server-held state
     (``previous_response_id`` / ``conversation``), so a result whose call is not in the list answers
-    a call the server holds and is kept.
+    a call the server holds and is kept. ``dialect``: the provider's variant of the lane's rules (``mistral``:
+    Mistral's Chat Completions), as the client tells it; the view then fits that provider's id pattern.
 
     >>> view = ensure_tool_turn_invariants([{"role": "user", "content": "hi"}], lane="openai.chat_completions")
     >>> view.repairs
     ()
     """
-    adapter = adapter_for(lane)
+    adapter = adapter_for(lane, dialect)
     items = listed(messages, lane=lane)
     if items is None:
         return ToolTurnView(messages=messages, repairs=())

@@ -12,6 +12,10 @@ before it), ``text_after_responses`` (a part after the responses of a user conte
 ``empty_parts`` (a content with no parts), ``missing_thought_signature`` (the first call of a call
 turn without a thought signature: checked on every turn, since each was once the current one).
 
+Mistral (``dialect="mistral"`` of ``openai.chat_completions``) rule keys: Chat's, with ``function_call_count``
+(a turn whose calls and ``tool`` messages do not pair up) for its missing, second and orphan ``tool`` messages,
+and ``invalid_tool_call_id`` (an id of a call or ``tool`` message that is not nine letters and digits).
+
 Bedrock Converse (``bedrock.converse``) rule keys: ``missing_tool_result`` (a call whose id no leading
 ``toolResult`` of the next message answers), ``unexpected_tool_result`` (a ``toolResult`` answering no call
 of the message before it, or not leading its message), ``duplicate_tool_result``, ``duplicate_tool_use_id``
@@ -25,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from otel_toolturn._view import Violation
-from otel_toolturn._vocab import Lane
-from otel_toolturn.lanes import adapter_for, listed
+from otel_toolturn._vocab import Dialect, Lane
+from otel_toolturn.lanes import adapter_for, dialect_adapter, listed
 from otel_toolturn.lanes.anthropic_messages import ADAPTER as _ANTHROPIC
 from otel_toolturn.lanes.bedrock_converse import ADAPTER as _BEDROCK
 from otel_toolturn.lanes.gemini import ADAPTER as _GEMINI
@@ -36,13 +40,17 @@ from otel_toolturn.lanes.openai_responses import ADAPTER as _RESPONSES
 __all__ = ["Violation", "validate"]
 
 
-def validate(messages: Sequence[object] | str, *, lane: Lane, chained: bool = False) -> list[Violation]:
-    """The provider rules ``messages`` breaks in ``lane``, in order of position (empty: none)."""
-    adapter_for(lane)
+def validate(
+    messages: Sequence[object] | str, *, lane: Lane, chained: bool = False, dialect: Dialect | None = None
+) -> list[Violation]:
+    """The provider rules ``messages`` breaks in ``lane`` (in ``dialect``, if given), by position (empty: none)."""
+    adapter_for(lane, dialect)
     items = listed(messages, lane=lane)
     if items is None:
         return []
     messages = items
+    if dialect is not None:
+        return dialect_adapter(lane, dialect).validate(messages)
     if lane == "anthropic.messages":
         return _ANTHROPIC.validate(messages)
     if lane == "openai.chat_completions":

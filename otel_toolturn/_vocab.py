@@ -5,6 +5,9 @@ the type checker and the code read the same list. A table keyed by a vocabulary 
 its keys are the whole vocabulary.
 
 - ``Lane``: the wire formats the law speaks.
+- ``Dialect``: a provider's own variant of a lane's rules, told from the client (its SDK, its base URL's
+  host), never from the content: ``mistral``, Mistral's Chat Completions (call ids of exactly nine
+  letters and digits; as many ``tool`` messages as calls).
 - ``RepairForm``: what the tool-turn law restored. The six forms of the law; ``reused_id``, the
   derived id given to a later call that repeats an id in a lane whose API rejects repeats;
   ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
@@ -40,6 +43,9 @@ Lane = Literal[
     "anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content", "bedrock.converse"
 ]
 LANES: Final[tuple[Lane, ...]] = get_args(Lane)
+
+Dialect = Literal["mistral"]
+DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
 RepairForm = Literal[
     "trailing_text",

@@ -37,6 +37,10 @@ item with a ``parts`` list or the role ``model`` → Gemini; a Converse block (a
 then a ``system``/``developer`` role message → Chat Completions. A list with none of these has no
 tool turn to judge: it is read as Chat Completions and the report says the lane was a guess.
 
+``--dialect`` judges in a provider's variant of its lane's rules (``mistral``: Mistral's Chat
+Completions, its id pattern and its words), and names the lane itself (a ``--lane`` of another lane
+is a usage error).
+
 Exit codes (the highest over all transcripts): 0 clean; 1 repaired without loss; 2 a lossy
 repair was needed (or, never expected, the law's view would still be refused); 3 unreadable input
 (not a regular file, over the size limit, not UTF-8, not strict JSON, nested too deeply, no
@@ -66,9 +70,9 @@ from otel_toolturn import __version__, lanes
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
 from otel_toolturn._validate import Violation, validate
-from otel_toolturn._vocab import DemoTelemetry, Lane
+from otel_toolturn._vocab import DIALECTS, DemoTelemetry, Dialect, Lane
 from otel_toolturn.compose import continues_server_state
-from otel_toolturn.lanes import CLI_ALIASES, body_transcript
+from otel_toolturn.lanes import CLI_ALIASES, DIALECT_ADAPTERS, body_transcript
 
 Outcome = Literal["clean", "repaired", "lossy"]
 OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
@@ -374,6 +378,8 @@ class Finding:
     violations: tuple[Violation, ...]
     view: ToolTurnView
     still_refused: tuple[Violation, ...]
+    dialect: Dialect | None = None
+    """With ``--dialect``: the provider's variant of the lane's rules it was judged in."""
     shape_lane: Lane | None = None
     """With ``--lane``: the lane the shape reads as when it is plainly another (``None``: it agrees, or tells none)."""
 
@@ -385,8 +391,8 @@ class Finding:
         return "repaired" if self.view.repairs else "clean"
 
 
-def judge(entry: Entry, *, lane: Lane | None) -> Finding:
-    """Run the provider rules and the law on one transcript (chained when its body says so)."""
+def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) -> Finding:
+    """Run the provider rules and the law on one transcript (chained when its body says so; in ``dialect``)."""
     chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
     shape_lane: Lane | None = None
     if lane is not None:
@@ -394,12 +400,17 @@ def judge(entry: Entry, *, lane: Lane | None) -> Finding:
         shape_lane = read_as if read_as != lane and not read_guessed else None
     body = entry.body or {}
     chained = continues_server_state(body, lane=chosen)
-    violations = validate(entry.messages, lane=chosen, chained=chained)
-    view = ensure_tool_turn_invariants(entry.messages, lane=chosen, chained=chained)
-    still = violations if view.messages is entry.messages else validate(view.messages, lane=chosen, chained=chained)
+    violations = validate(entry.messages, lane=chosen, chained=chained, dialect=dialect)
+    view = ensure_tool_turn_invariants(entry.messages, lane=chosen, chained=chained, dialect=dialect)
+    still = (
+        violations
+        if view.messages is entry.messages
+        else validate(view.messages, lane=chosen, chained=chained, dialect=dialect)
+    )
     return Finding(
         entry=entry,
         lane=chosen,
+        dialect=dialect,
         lane_guessed=guessed,
         violations=tuple(violations),
         view=view,
@@ -464,7 +475,8 @@ def render_text(finding: Finding) -> str:
     count = 1 if isinstance(entry.messages, str) else len(entry.messages)
     guessed = ", guessed: no tool turn to tell the lanes apart" if finding.lane_guessed else ""
     what = "request body" if entry.container == "body" else "list"
-    lines = [f"{entry.source}: {finding.lane} ({what}, {count} messages{guessed})"]
+    dialect = f" in the {finding.dialect} dialect" if finding.dialect is not None else ""
+    lines = [f"{entry.source}: {finding.lane}{dialect} ({what}, {count} messages{guessed})"]
     if finding.shape_lane is not None:
         lines.append(f"  note: its shape reads as {finding.shape_lane}; judged as {finding.lane}, as --lane asked")
     if finding.violations:
@@ -492,6 +504,7 @@ def as_json(finding: Finding) -> dict[str, object]:
         "source": finding.entry.source,
         "lane": finding.lane,
         "lane_guessed": finding.lane_guessed,
+        "dialect": finding.dialect,
         "shape_lane": finding.shape_lane,
         "violations": [{"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations],
         "repairs": [
@@ -567,6 +580,11 @@ def build_parser() -> argparse.ArgumentParser:
         "files", nargs="+", metavar="FILE", help="JSON or JSONL transcripts or request bodies; - for stdin"
     )
     check.add_argument("--lane", choices=sorted(LANE_ALIASES), help="the wire lane (default: read from the shape)")
+    check.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        help="a provider's variant of its lane's rules (mistral: Mistral's Chat Completions; names the lane)",
+    )
     check.add_argument("--json", action="store_true", help="print the reports as JSON Lines: one report per line")
     check.add_argument("--fix", metavar="OUT", help="write the repaired copy to OUT (- for stdout); one FILE only")
     check.add_argument(
@@ -600,7 +618,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")  # a lone surrogate read from JSON is printed escaped
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "check" and args.dialect is not None and args.lane is not None:
+        own = DIALECT_ADAPTERS[args.dialect].lane
+        if LANE_ALIASES[args.lane] != own:
+            parser.error(f"--dialect {args.dialect} is of {own}, not of --lane {LANE_ALIASES[args.lane]}")
     try:
         if args.command == "demo":
             return _demo(args.telemetry)
@@ -663,14 +686,16 @@ def _check(args: argparse.Namespace) -> int:
     if args.fix is not None and len(files) != 1:
         print(f"otel-toolturn: --fix writes one copy; got {len(files)} files, expected one", file=sys.stderr)
         return EXIT_UNREADABLE
+    dialect: Dialect | None = args.dialect
     lane: Lane | None = LANE_ALIASES[args.lane] if args.lane else None
+    lane = DIALECT_ADAPTERS[dialect].lane if dialect is not None else lane
     report = sys.stderr if args.fix == "-" else sys.stdout
     worst = 0
     for name in files:
         try:
             with _opened(name, limit=args.max_size) as read:
                 document = read_document("<stdin>" if name == "-" else name, read, limit=args.max_size)
-            findings = [judge(entry, lane=lane) for entry in document.entries]
+            findings = [judge(entry, lane=lane, dialect=dialect) for entry in document.entries]
         except (ToolTurnError, OSError) as error:
             reason = _one_line(error, name)
             _unreadable(reason, name, as_json=args.json, report=report)

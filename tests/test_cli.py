@@ -426,6 +426,29 @@ def test_bedrock_alias_names_the_converse_lane(tmp_path: Path, capsys: pytest.Ca
     assert "Expected toolResult blocks at messages.2.content for the following Ids: t_1" in out
 
 
+def test_the_mistral_dialect_judges_in_mistrals_words_and_fixes_the_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--dialect mistral``: OpenAI's ids refused in Mistral's words (magentic#276), the copy renamed; a clash is 3."""
+    call = {"id": "call_search", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    messages = [USER, {"role": "assistant", "tool_calls": [call]}, {"role": "tool", "tool_call_id": "call_search"}]
+    path = write(tmp_path, "list.json", messages)
+    assert run(capsys, str(path))[0] == 0
+    code, out, _ = run(capsys, str(path), "--dialect", "mistral", "--fix", str(tmp_path / "fixed.json"))
+    assert code == 1
+    assert "openai.chat_completions in the mistral dialect" in out
+    assert "Tool call id was call_search but must be a-z, A-Z, 0-9, with a length of 9." in out
+    assert "invalid_id" in out
+    fixed = json.loads((tmp_path / "fixed.json").read_text())
+    assert validate(fixed, lane="openai.chat_completions", dialect="mistral") == []
+    with pytest.raises(SystemExit) as usage:
+        run(capsys, str(path), "--dialect", "mistral", "--lane", "anthropic")
+    assert usage.value.code == 3
+    assert (
+        "--dialect mistral is of openai.chat_completions, not of --lane anthropic.messages" in capsys.readouterr().err
+    )
+
+
 UNREADABLE = [
     ("not-json.json", "{oops", "not JSON or JSONL"),
     ("scalar.json", "42", "a JSON int"),

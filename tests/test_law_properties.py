@@ -23,7 +23,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, LANES, CallKind, Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import (
+    INTERRUPTED_RESULT_TEXT,
+    LANES,
+    CallKind,
+    Dialect,
+    Lane,
+    ensure_tool_turn_invariants,
+    validate,
+)
 from otel_toolturn.lanes import openai_responses
 from tests.gemini_wire import assert_sent_whole
 from tests.transcripts import (
@@ -192,19 +200,20 @@ def _check(
     merge_user: bool = False,
     make: Callable[[list[Event]], list[object]] | None = None,
     by_name: bool = False,
+    dialect: Dialect | None = None,
 ) -> None:
     """``make``: the wire list of the events (default: ``build``); ``by_name``: calls carry no ids."""
     make = make or (lambda e: build(lane, e, merge_user=merge_user))
     given_list = make(events)
-    view = ensure_tool_turn_invariants(given_list, lane=lane)
+    view = ensure_tool_turn_invariants(given_list, lane=lane, dialect=dialect)
 
-    assert validate(view.messages, lane=lane) == [], "the view validates for its lane"
+    assert validate(view.messages, lane=lane, dialect=dialect) == [], "the view validates for its lane"
 
-    again = ensure_tool_turn_invariants(view.messages, lane=lane)
+    again = ensure_tool_turn_invariants(view.messages, lane=lane, dialect=dialect)
     assert again.repairs == (), "a second pass restores nothing"
     assert again.messages is view.messages, "and returns the same object"
 
-    twice = ensure_tool_turn_invariants(make(events), lane=lane)
+    twice = ensure_tool_turn_invariants(make(events), lane=lane, dialect=dialect)
     assert (_dump(twice.messages), twice.repairs) == (_dump(view.messages), view.repairs), "deterministic"
 
     if not view.repairs:
@@ -276,12 +285,15 @@ def test_bedrock_view_is_valid_idempotent_deterministic_and_lossless(events: lis
 
 
 @st.composite
-def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
-    """A longer session: clean rounds with fresh ids between broken stretches, ids rarely shared between stretches."""
+def sessions(draw: st.DrawFn, lane: Lane, spell: Callable[[str], str] = str) -> list[Event]:
+    """A longer session: clean rounds with fresh ids between broken stretches, ids rarely shared between stretches.
+
+    ``spell``: how an id is written (a dialect's pattern).
+    """
     events: list[Event] = []
     for k in range(draw(st.integers(1, 6))):
         if draw(st.booleans()):
-            calls = [CallBlock(f"k{k}_{j}", f"tool_k{k}_{j}") for j in range(draw(st.integers(1, 2)))]
+            calls = [CallBlock(spell(f"k{k}_{j}"), f"tool_k{k}_{j}") for j in range(draw(st.integers(1, 2)))]
             results = [R(call.call_id, f"<o{k}_{call.call_id}>") for call in calls]
             served: list[Block] = []
             if lane == ANTHROPIC and draw(st.booleans()):  # a web search the server answered in the same turn
@@ -291,7 +303,7 @@ def sessions(draw: st.DrawFn, lane: Lane) -> list[Event]:
                 ]
             events += [U(f"<q{k}>"), A(Text(f"<c{k}>"), *served, *calls), *results]
         else:
-            events += draw(transcripts(lane, ids=(f"b{k}_0", f"b{k}_1", "shared"), tag=f"{k}_"))
+            events += draw(transcripts(lane, ids=tuple(map(spell, (f"b{k}_0", f"b{k}_1", "shared"))), tag=f"{k}_"))
     return events
 
 
@@ -328,24 +340,27 @@ def _ahead_of(view: list[object] | object, payload: str) -> list[object]:
 
 
 @st.composite
-def _growth(draw: st.DrawFn, lanes: tuple[Lane, ...] = LANES) -> tuple[Lane, list[Event], list[Event], bool]:
+def _growth(
+    draw: st.DrawFn, lanes: tuple[Lane, ...] = LANES, ids: tuple[str, ...] = IDS, spell: Callable[[str], str] = str
+) -> tuple[Lane, list[Event], list[Event], bool]:
     lane = draw(st.sampled_from(lanes))
     merge_user = lane in ("anthropic.messages", GEMINI) and draw(st.booleans())
-    return lane, draw(sessions(lane)), draw(transcripts(lane, tag="d")), merge_user
+    return lane, draw(sessions(lane, spell)), draw(transcripts(lane, ids, tag="d")), merge_user
 
 
 Answered = tuple[list[Event], A, list[Event], Callable[[list[Event]], list[object]]]
 
 
 @st.composite
-def _answered(draw: st.DrawFn, lane: Lane) -> Answered:
+def _answered(draw: st.DrawFn, lane: Lane, pool: tuple[str, ...] = IDS, spell: Callable[[str], str] = str) -> Answered:
     """T (valid or broken, with or without answers), a model answer A, a suffix Δ, and the wire builder.
 
     Gemini: REST, snake_case or SDK spelling or a mix, with or without ids, results shared or split, signed or not.
+    ``pool``, ``spell``: the id pool and how a session's own ids are written (a dialect's pattern).
     """
-    events = draw(st.one_of(transcripts(lane), sessions(lane)))
-    answer = _answer(draw, lane, (*IDS, "fresh"), (f"x{n}" for n in range(100)), bare_reasoning=True)
-    more = draw(transcripts(lane, tag="d"))
+    events = draw(st.one_of(transcripts(lane, pool), sessions(lane, spell)))
+    answer = _answer(draw, lane, (*pool, spell("fresh")), (f"x{n}" for n in range(100)), bare_reasoning=True)
+    more = draw(transcripts(lane, pool, tag="d"))
     if lane == GEMINI:
         mixed = st.lists(st.sampled_from(_SPELLINGS), min_size=2, max_size=4).map(tuple)
         spelling: Spelling | tuple[Spelling, ...] = draw(st.one_of(st.sampled_from(_SPELLINGS), mixed))
@@ -416,10 +431,11 @@ def _extends_the_step(events: list[Event], answer: A) -> bool:
     return has_calls and bool(calls) and not calls[0].signed
 
 
-def _strong_property(case: Answered, lane: Lane) -> None:
+def _strong_property(case: Answered, lane: Lane, dialect: Dialect | None = None) -> None:
     events, answer, more, make = case
-    before = json.loads(_dump(ensure_tool_turn_invariants(make(events), lane=lane).messages))
-    after = json.loads(_dump(ensure_tool_turn_invariants(make([*events, answer, *more]), lane=lane).messages))
+    before = json.loads(_dump(ensure_tool_turn_invariants(make(events), lane=lane, dialect=dialect).messages))
+    grown = make([*events, answer, *more])
+    after = json.loads(_dump(ensure_tool_turn_invariants(grown, lane=lane, dialect=dialect).messages))
     assert after[: len(before)] == before, "the request the model answered is a prefix of every later one"
 
 
@@ -461,10 +477,12 @@ def test_bedrock_the_request_the_model_answered_is_a_prefix_of_every_later_one(c
     _strong_property(case, BEDROCK)
 
 
-def _answered_as_sent(lane: Lane, head: list[object], events: list[Event], *, merge_user: bool = False) -> bool:
+def _answered_as_sent(
+    lane: Lane, head: list[object], events: list[Event], *, merge_user: bool = False, dialect: Dialect | None = None
+) -> bool:
     """Whether every request a model answer in ``events`` was given (``head`` + the events before it) validates."""
     return all(
-        validate([*head, *build(lane, events[:k], merge_user=merge_user)], lane=lane) == []
+        validate([*head, *build(lane, events[:k], merge_user=merge_user)], lane=lane, dialect=dialect) == []
         for k, event in enumerate(events)
         if isinstance(event, A)
     )
@@ -499,25 +517,25 @@ def test_responses_with_calls_of_every_kind_a_list_the_provider_accepts_is_its_o
     _identity_when_valid(case)
 
 
-def _identity_when_valid(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
+def _identity_when_valid(case: tuple[Lane, list[Event], list[Event], bool], dialect: Dialect | None = None) -> None:
     lane, events, more, merge_user = case
     for given_events in (events, events + more):
         given_list = build(lane, given_events, merge_user=merge_user)
-        view = ensure_tool_turn_invariants(given_list, lane=lane)
+        view = ensure_tool_turn_invariants(given_list, lane=lane, dialect=dialect)
         if (
-            validate(given_list, lane=lane) == []
-            and _answered_as_sent(lane, [], given_events, merge_user=merge_user)
+            validate(given_list, lane=lane, dialect=dialect) == []
+            and _answered_as_sent(lane, [], given_events, merge_user=merge_user, dialect=dialect)
             and not _text_after_a_call(lane, given_events)
         ):
             assert view.messages is given_list
             assert view.repairs == ()
         grown = [*view.messages, *build(lane, more)]
         if (
-            validate(grown, lane=lane) == []
-            and _answered_as_sent(lane, list(view.messages), more)
+            validate(grown, lane=lane, dialect=dialect) == []
+            and _answered_as_sent(lane, list(view.messages), more, dialect=dialect)
             and not _text_after_a_call(lane, more)
         ):
-            again = ensure_tool_turn_invariants(grown, lane=lane)
+            again = ensure_tool_turn_invariants(grown, lane=lane, dialect=dialect)
             assert again.messages is grown
             assert again.repairs == ()
 

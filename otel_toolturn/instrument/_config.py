@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from otel_toolturn._errors import ToolTurnInputError
-from otel_toolturn._vocab import LANES, Lane, ReplyFormat
+from otel_toolturn._vocab import LANES, Dialect, Lane, ReplyFormat
 from otel_toolturn.instrument import names
+from otel_toolturn.lanes import DIALECT_ADAPTERS
 
 Mode = Literal["repair", "observe"]
 """``repair``: send the repaired view. ``observe``: send the caller's request, report the would-be repairs."""
@@ -36,14 +37,15 @@ Provider = Literal[
     "fireworks",
     "huggingface_hub",
     "cohere",
+    "mistralai",
 ]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
-``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together`` and ``fireworks``: the
-``groq``, ``together`` and ``fireworks-ai`` SDKs, which send Chat Completions with HTTP code of their
-own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and ``AsyncInferenceClient``'s, Chat
-Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere`` SDK's v2 chat, a Chat-shaped
-``messages`` list answered in Cohere's own response and stream format) and ``litellm``, whose calls it
-reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
+``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together``, ``fireworks`` and ``mistralai``:
+the ``groq``, ``together``, ``fireworks-ai`` and ``mistralai`` SDKs, which send Chat Completions with HTTP
+code of their own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and
+``AsyncInferenceClient``'s, Chat Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere``
+SDK's v2 chat, a Chat-shaped ``messages`` list answered in Cohere's own response and stream format) and
+``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal[
@@ -112,6 +114,7 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "fireworks": ("openai",),
     "huggingface_hub": ("openai",),
     "cohere": ("cohere",),
+    "mistralai": ("mistral_ai",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
@@ -127,7 +130,9 @@ _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "bedrock": "botocore",
 }
 
-_CHAT_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "huggingface_hub", "cohere"})
+_CHAT_SDKS: Final[frozenset[Provider]] = frozenset(
+    {"groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai"}
+)
 """The SDKs of their own whose requests are Chat Completions' ``messages``: the ``openai`` family's
 ``chat_completions`` lane (cohere: its v2 chat, read by the same adapter; its responses are its own)."""
 
@@ -145,12 +150,27 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
 ``gemini.*`` lanes are the ``google_genai`` SDK's; ``bedrock.*`` botocore's); the Chat SDKs of their
-own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, and ``cohere``'s v2 chat):
+own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, ``mistralai``, and ``cohere``'s v2 chat):
 ``openai.chat_completions``."""
 
 REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat"}
 """The SDKs whose requests speak a lane but whose responses and stream events are their own format
 (``_vocab.REPLY_FORMATS``): their calls' responses are read in it, not in the lane's."""
+
+DIALECT_OF: Final[Mapping[ProviderName, Dialect]] = {"mistral_ai": "mistral"}
+"""The dialect of the Chat lane a call's provider enforces, by its ``gen_ai.provider.name``: what the client
+knows (its SDK, its base URL's host), never the content. Any other provider speaks plain Chat."""
+
+
+def dialect_of(lane: Lane, provider_name: ProviderName | None) -> Dialect | None:
+    """The dialect a call of ``lane`` to ``provider_name`` is decided in (``None``: the lane's own rules).
+
+    >>> dialect_of("openai.chat_completions", "mistral_ai"), dialect_of("openai.chat_completions", None)
+    ('mistral', None)
+    """
+    dialect = DIALECT_OF.get(provider_name) if provider_name is not None else None
+    return dialect if dialect is not None and DIALECT_ADAPTERS[dialect].lane == lane else None
+
 
 UNINSTRUMENTED_LANES: Final[frozenset[Lane]] = frozenset()
 """The lanes of ``LANES`` no instrumented SDK speaks (none: every lane is instrumented)."""

@@ -25,6 +25,11 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   Stainless-generated as the openai SDK is, speaking Chat Completions with HTTP code of their own. They
   hand each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send`` themselves, so
   that is their send hook.
+- mistralai (Speakeasy-generated, HTTP code of its own over ``httpx2``): ``Chat.complete``,
+  ``complete_async``, ``stream`` and ``stream_async``, each one call; it hands each HTTP request (each
+  retry) to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` itself. Its calls are decided in the
+  ``mistral`` dialect of the Chat lane; its streams' events carry the chunk in ``data``
+  (``ResultTypes.read``).
 - cohere: ``V2Client.chat`` and ``chat_stream`` and their ``AsyncV2Client`` twins (``ClientV2`` and
   ``AsyncClientV2`` inherit them; ``Client.v2`` is one), Fern-generated: a Chat-shaped ``messages`` list
   (typed messages or dicts) read by the Chat lane, answered in Cohere's own format (read as
@@ -83,7 +88,7 @@ from opentelemetry.trace import Span
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
-from otel_toolturn.instrument._config import Provider, ProviderName, provider_by_host
+from otel_toolturn.instrument._config import Provider, ProviderName, dialect_of, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_async_steps, watch_steps
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
@@ -218,7 +223,7 @@ def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
 HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "cohere", "huggingface_hub"})
 """The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves
 (huggingface_hub before 2.0)."""
-HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub"})
+HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub", "mistralai"})
 """The SDKs that hand each HTTP request to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` themselves."""
 
 _CALLS: Final[Mapping[str, Kind]] = {"create": "call", "parse": "call"}
@@ -278,6 +283,18 @@ TARGETS: Final[tuple[Target, ...]] = (
         ("CompletionsResource", "AsyncCompletionsResource"),
         _CHAT,
         _CREATE,
+    ),
+    *(
+        Target(
+            provider="mistralai",
+            module="mistralai.client.chat",
+            owner="Chat",
+            method=method,
+            lane=_CHAT,
+            kind="call",
+            is_async=method.endswith("_async"),
+        )
+        for method in ("complete", "complete_async", "stream", "stream_async")
     ),
     *_huggingface("huggingface_hub.inference._client", "InferenceClient", is_async=False),
     *_huggingface("huggingface_hub.inference._generated._async_client", "AsyncInferenceClient", is_async=True),
@@ -354,6 +371,11 @@ def result_types(provider: Provider) -> ResultTypes:
             async_streams=(sdk.AsyncStream,),
             raw=(legacy.LegacyAPIResponse, response.APIResponse, response.AsyncAPIResponse),
         )
+    if provider == "mistralai":
+        streams = importlib.import_module("mistralai.client.utils.eventstreaming")
+        return ResultTypes(
+            streams=(streams.EventStream,), async_streams=(streams.EventStreamAsync,), raw=(), read=_event_data
+        )
     stainless = provider if provider in _OWN_HTTP_CHAT else "anthropic"
     sdk = importlib.import_module(stainless)
     response = importlib.import_module(f"{stainless}._response")
@@ -362,6 +384,13 @@ def result_types(provider: Provider) -> ResultTypes:
         async_streams=(sdk.AsyncStream,),
         raw=(response.APIResponse, response.AsyncAPIResponse),
     )
+
+
+def _event_data(event: object) -> object:
+    """The Chat chunk a mistralai stream event carries (``CompletionEvent.data``), as the wire's JSON."""
+    data = getattr(event, "data", None)
+    model_dump = getattr(data, "model_dump", None)
+    return model_dump(mode="json", by_alias=True) if callable(model_dump) else data
 
 
 _INSIDE: ContextVar[bool] = ContextVar("otel_toolturn_inside", default=False)
@@ -401,7 +430,10 @@ def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
         return server_of(url)
     api_client = getattr(instance, "_api_client", None)
     wrapper = getattr(getattr(instance, "_raw_client", None), "_client_wrapper", None)
-    if api_client is not None:
+    configuration = getattr(instance, "sdk_configuration", None)  # mistralai (Speakeasy)
+    if configuration is not None:
+        base_url = configuration.get_server_details()[0]
+    elif api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
     elif wrapper is not None:  # cohere: its clients' wrapper holds the base URL
         base_url = wrapper.get_base_url()
@@ -435,6 +467,8 @@ def _provider_name(target: Target, instance: object, host: str | None) -> Provid
     """
     if target.provider == "google_genai":
         return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
+    if target.provider == "mistralai":
+        return "mistral_ai"
     client = type(getattr(instance, "_client", None)).__name__
     by_class = _PROVIDER_BY_CLIENT.get(client.removeprefix("Async"))
     return by_class if by_class is not None else provider_by_host(host)
@@ -451,12 +485,20 @@ _PROVIDER_BY_CLIENT: Final[Mapping[str, ProviderName]] = {
 def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
     """The request hook: decide what is sent; the record waits for the send. ``None`` ⇒ proceed uninstrumented."""
     try:
-        decided = decide_request(kwargs, lane=target.lane, options=telemetry.options, scope=current_scope())
+        server = _server(target, instance)
+        provider_name = _provider_name(target, instance, server[0])
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("span", exc)
+        return None
+    try:
+        dialect = dialect_of(target.lane, provider_name)
+        decided = decide_request(
+            kwargs, lane=target.lane, options=telemetry.options, scope=current_scope(), dialect=dialect
+        )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("law", exc)
         return None
     try:
-        server = _server(target, instance)
         return PendingCall(
             telemetry,
             lane=target.lane,
@@ -464,7 +506,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             decided=decided,
             caller_kwargs=kwargs,
             server=server,
-            provider_name=_provider_name(target, instance, server[0]),
+            provider_name=provider_name,
             gated=target.gated,
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
@@ -802,6 +844,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "fireworks": "fireworks-ai",
     "huggingface_hub": "huggingface_hub",
     "cohere": "cohere",
+    "mistralai": "mistralai",
 }
 """The distribution each provider's SDK is installed as."""
 

@@ -52,6 +52,8 @@ class ResultTypes:
     streams: tuple[type, ...]
     async_streams: tuple[type, ...]
     raw: tuple[type, ...]
+    read: Callable[[object], object] | None = None
+    """What the observer reads of each streamed event, when the lane's chunk rides inside the SDK's event."""
 
 
 def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
@@ -74,9 +76,9 @@ def _read_failed(record: CallRecord, exc: BaseException) -> None:
 def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
     """What the caller receives for ``result``: a proxy for a stream or raw response; else the result, checked."""
     if isinstance(result, types.streams):
-        return StreamProxy(result, record)
+        return StreamProxy(result, record, read=types.read)
     if isinstance(result, types.async_streams):
-        return AsyncStreamProxy(result, record)
+        return AsyncStreamProxy(result, record, read=types.read)
     if isinstance(result, types.raw):
         return RawResponseProxy(result, record, types)
     record.response(result)

@@ -53,7 +53,7 @@ from typing import Final, Literal, cast
 from otel_toolturn import _law, compose
 from otel_toolturn._law import ToolTurnView
 from otel_toolturn._view import LaneAdapter
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Dialect, Lane
 from otel_toolturn.instrument import _conversation
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._conversation import Conversations, Findings, PrefixChange
@@ -311,8 +311,9 @@ def decide_request(
     lane: Lane,
     options: Options,
     scope: compose.ToolsWithheld | None,
+    dialect: Dialect | None = None,
 ) -> Decision:
-    """What this call sends (stages 2 to 4)."""
+    """What this call sends (stages 2 to 4); ``dialect``: the provider's variant of the lane's rules, if any."""
     key = adapter_for(lane).transcript_field
     messages = kwargs.get(key)
     transcript = messages if isinstance(messages, (Sequence, str)) else None
@@ -323,7 +324,7 @@ def decide_request(
     if transcript is not None:
         stripped = transcript if isinstance(transcript, str) else compose.strip_framework_fields(transcript)
         started = time.perf_counter()
-        view = _law.ensure_tool_turn_invariants(stripped, lane=lane, chained=chained)
+        view = _law.ensure_tool_turn_invariants(stripped, lane=lane, chained=chained, dialect=dialect)
         law_seconds = time.perf_counter() - started
 
     out = kwargs

@@ -11,11 +11,12 @@ from typing import Final, cast
 
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
 from otel_toolturn._view import LaneAdapter
-from otel_toolturn._vocab import LANES, Lane
+from otel_toolturn._vocab import DIALECTS, LANES, Dialect, Lane
 from otel_toolturn.lanes import (
     anthropic_messages,
     bedrock_converse,
     gemini,
+    mistral_chat,
     openai_chat,
     openai_responses,
     request_parts,
@@ -30,11 +31,33 @@ ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
 }
 
 
-def adapter_for(lane: object) -> LaneAdapter:
-    """The adapter of ``lane``; an unknown lane is a typed error naming the known ones."""
+DIALECT_ADAPTERS: Final[dict[Dialect, openai_chat.OpenAIChat]] = {
+    "mistral": mistral_chat.ADAPTER,
+}
+"""Each dialect's adapter: a small adapter on top of its lane's (``openai_chat``), the lane its ``lane``."""
+
+
+def adapter_for(lane: object, dialect: object = None) -> LaneAdapter:
+    """The adapter of ``lane`` (in ``dialect``, when one is given); an unknown one is a typed error naming the known.
+
+    >>> adapter_for("openai.chat_completions", "mistral").lane
+    'openai.chat_completions'
+    """
     adapter = ADAPTERS.get(cast("Lane", lane)) if isinstance(lane, str) else None
     if adapter is None:
         raise UnknownLaneError(f"unknown lane {lane!r}; expected one of {', '.join(LANES)}")
+    if dialect is None:
+        return adapter
+    return dialect_adapter(cast("Lane", lane), dialect)
+
+
+def dialect_adapter(lane: Lane, dialect: object) -> openai_chat.OpenAIChat:
+    """The adapter of ``dialect`` of ``lane``; a dialect outside ``DIALECTS`` or of another lane is a typed error."""
+    adapter = DIALECT_ADAPTERS.get(cast("Dialect", dialect)) if isinstance(dialect, str) else None
+    if adapter is None:
+        raise UnknownLaneError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+    if adapter.lane != lane:
+        raise UnknownLaneError(f"the dialect {dialect!r} is of {adapter.lane}, not of {lane}")
     return adapter
 
 

@@ -8,7 +8,7 @@ kept. Legacy ``function_call`` / role ``function`` messages pass through untouch
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
@@ -30,7 +30,7 @@ from otel_toolturn._view import (
     in_place_heading,
     replace,
 )
-from otel_toolturn._vocab import CallKind, Lane
+from otel_toolturn._vocab import CallKind, Dialect, Lane
 from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
@@ -62,11 +62,14 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
     return calls
 
 
-def _read_calls(messages: Sequence[object], position: int, calls: Sequence[object]) -> tuple[list[str], int]:
+def _read_calls(
+    messages: Sequence[object], position: int, calls: Sequence[object], fits: Callable[[str], bool]
+) -> tuple[list[str], int]:
     """The ids of the assistant message's tool ``calls``, and where its clean turn ends (``0``: it is not clean).
 
-    The turn is clean when its ids are distinct and fit the API, and the messages right after it are exactly
-    one ``tool`` message per call. A call without a readable id is rejected, naming where.
+    The turn is clean when its ids are distinct and ``fits`` them (the API accepts them), and the messages
+    right after it are exactly one ``tool`` message per call. A call without a readable id is rejected,
+    naming where.
     """
     call_ids: list[str] = []
     fit = True
@@ -74,7 +77,7 @@ def _read_calls(messages: Sequence[object], position: int, calls: Sequence[objec
         call_id = call.get("id") if type(call) is dict else None
         if type(call_id) is not str or not call_id:
             call_id = call_id_of(call, "id", position, "tool call")
-        if len(call_id) > ID_LIMIT:
+        if not fits(call_id):
             fit = False
         call_ids.append(call_id)
     expected = set(call_ids)
@@ -97,6 +100,8 @@ class OpenAIChat(AdapterDefaults):
     """Reads and writes the Chat Completions wire list for the law."""
 
     lane: Lane = "openai.chat_completions"
+    dialect: Dialect | None = None
+    """The provider's variant of the lane's rules this adapter speaks (``None``: plain Chat Completions)."""
     unique_ids = False
     results_anywhere = False
 
@@ -123,7 +128,7 @@ class OpenAIChat(AdapterDefaults):
                 if tool_calls is not None and type(tool_calls) is not list:
                     tool_calls = _tool_calls(message, position)
                 if tool_calls:
-                    call_ids, end = _read_calls(messages, position, tool_calls)
+                    call_ids, end = _read_calls(messages, position, tool_calls, self.fits_id)
                     if end and position not in full:
                         units.append(Clean(position, call_ids, end))
                         view.clean_ids.extend(call_ids)

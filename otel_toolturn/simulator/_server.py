@@ -11,7 +11,8 @@ Anthropic lane: the prefix check of signed thinking, ``_binding``), and every se
 how much of its prompt was served from cache (``_cache``).
 
 Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and any path ending ``/chat/completions``:
-Groq's, the Hugging Face router's, an Azure AI inference endpoint's; ``_chat.SUFFIX``),
+Groq's, the Hugging Face router's, an Azure AI inference endpoint's; ``_chat.SUFFIX``; Mistral's
+``/mistral/v1/chat/completions``, judged in the ``mistral`` dialect, ``_mistral``),
 ``/v1/responses``, and Gemini's
 ``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
 and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's
@@ -47,7 +48,16 @@ from urllib.parse import urlsplit
 from otel_toolturn._errors import ToolTurnError
 from otel_toolturn._validate import validate
 from otel_toolturn._vocab import Lane
-from otel_toolturn.simulator import _anthropic, _bedrock, _bedrock_invoke, _chat, _cohere, _gemini, _responses
+from otel_toolturn.simulator import (
+    _anthropic,
+    _bedrock,
+    _bedrock_invoke,
+    _chat,
+    _cohere,
+    _gemini,
+    _mistral,
+    _responses,
+)
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import ScriptedTurn, default_turn
@@ -59,6 +69,7 @@ WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
         for w in (
             _anthropic.WIRE,
             _chat.WIRE,
+            _mistral.WIRE,
             _responses.WIRE,
             _gemini.WIRE,
             _bedrock.WIRE,
@@ -185,6 +196,11 @@ class Simulator:
         return self.base_url + "/v1"
 
     @property
+    def mistral_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/mistral`` — the mistralai client's ``server_url`` (it adds ``/v1/…``)."""
+        return self.base_url + _mistral.ROOT
+
+    @property
     def requests(self) -> tuple[RecordedRequest, ...]:
         """Every request received so far, in arrival order."""
         with self._lock:
@@ -247,7 +263,7 @@ class Simulator:
             return self._reject(wire, path, body, message)
         items: list[object] | str = transcript if earlier is None else [*earlier, *_as_items(transcript)]
         try:
-            violations = validate(items, lane=wire.lane)
+            violations = validate(items, lane=wire.lane, dialect=wire.dialect)
         except ToolTurnError as error:
             return self._reject(wire, path, body, str(error))
         if violations:

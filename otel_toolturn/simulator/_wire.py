@@ -13,7 +13,8 @@
 ``head_fields`` name the request fields that open the prompt ahead of the transcript (``_cache``).
 ``route(path)``, for a lane whose URL carries request fields (Gemini, Bedrock: the model and the
 streaming method), reads them from a path (``None``: not this lane's path); a lane without one is
-served at its ``path`` alone. ``error_headers`` ride on the lane's 4xx answers (Bedrock names the
+served at its ``path`` alone. ``dialect``: the variant of the lane's rules its requests are judged in
+(Mistral's Chat Completions). ``error_headers`` ride on the lane's 4xx answers (Bedrock names the
 error's type in one); ``stream_content_type`` and ``encode_frame`` say how a streamed reply goes on the
 wire (SSE by default; Bedrock: the AWS event stream framing).
 """
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Dialect, Lane
 from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn
@@ -90,6 +91,7 @@ class Wire:
     reply_frames: ReplyFrames
     error_body: Callable[[str], Mapping[str, object]]
     route: Callable[[str], Mapping[str, object] | None] | None = None
+    dialect: Dialect | None = None
     error_headers: Mapping[str, str] = field(default_factory=dict)
     stream_content_type: str = SSE_CONTENT_TYPE
     encode_frame: Callable[[Frame], bytes] = Frame.encode

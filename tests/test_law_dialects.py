@@ -1,0 +1,162 @@
+"""The law and ``validate`` in each dialect of a lane: Mistral's Chat Completions.
+
+Mistral refuses a call id that is not nine letters and digits, ``Tool call id was call_search but must be
+a-z, A-Z, 0-9, with a length of 9.`` (jackmpcollins/magentic#276, editor-code-assistant/eca#233,
+anomalyco/opencode#1680, karthink/gptel#1203), and a turn whose calls and ``tool`` messages do not pair up,
+``Not the same number of function calls and responses`` (mistralai/client-python#234, mistralai/client-ts#106,
+camel-ai/camel#1467, 567-labs/instructor#724, miquido/draive#398). The properties of every lane hold in the
+dialect too, over id pools that mix ids Mistral accepts with OpenAI's and a framework's own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_toolturn import (
+    DIALECTS,
+    Dialect,
+    Lane,
+    UnknownLaneError,
+    ensure_tool_turn_invariants,
+    validate,
+)
+from otel_toolturn._view import field
+from otel_toolturn.lanes import DIALECT_ADAPTERS
+from otel_toolturn.lanes.mistral_chat import COUNT_WORDS, id_words
+from tests.test_law_properties import (
+    Answered,
+    _answered,
+    _check,
+    _growth,
+    _identity_when_valid,
+    _strong_property,
+    transcripts,
+)
+from tests.transcripts import A, CallBlock, Event, R, U, build
+
+CHAT: Final[Lane] = "openai.chat_completions"
+MISTRAL: Final[Dialect] = "mistral"
+PATTERN: Final = re.compile(r"^[a-zA-Z0-9]{9}$")
+MISTRAL_IDS: Final = ("D681PevKs", "aB3dE6gH9", "call_abc", "c0")
+"""Two ids Mistral accepts, an OpenAI-style id and a short framework id: renames meet kept ids."""
+
+
+def _fit(call_id: str) -> str:
+    """An id written in Mistral's pattern: letters and digits, padded or cut to nine."""
+    return (call_id.replace("_", "x") + "000000000")[:9]
+
+
+def _as_given(call_id: str) -> str:
+    """An id as the pool has it."""
+    return call_id
+
+
+def _ids(messages: object) -> list[str]:
+    """Every call id and answered id a Chat list carries, in order."""
+    assert isinstance(messages, list)
+    found: list[str] = []
+    for message in messages:
+        calls = field(message, "tool_calls")
+        found.extend(str(field(call, "id")) for call in (calls if isinstance(calls, list) else ()))
+        if field(message, "role") == "tool":
+            found.append(str(field(message, "tool_call_id")))
+    return found
+
+
+_DIALECT = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_every_dialect_has_an_adapter_on_its_lane() -> None:
+    """The dialect table is keyed by the whole vocabulary, each adapter a Chat adapter naming its dialect."""
+    assert set(DIALECT_ADAPTERS) == set(DIALECTS)
+    assert all(adapter.dialect == dialect and adapter.lane == CHAT for dialect, adapter in DIALECT_ADAPTERS.items())
+
+
+@_DIALECT
+@given(transcripts(CHAT, MISTRAL_IDS))
+def test_mistral_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Mistral: the view validates in the dialect, a second pass is a no-op, nothing is lost unreported."""
+    _check(CHAT, events, dialect=MISTRAL)
+
+
+@_DIALECT
+@given(transcripts(CHAT, MISTRAL_IDS))
+def test_a_renamed_id_always_fits_mistrals_pattern(events: list[Event]) -> None:
+    """Every id of the view is nine letters and digits; each refused id is reported as ``invalid_id``."""
+    given_list = build(CHAT, events)
+    view = ensure_tool_turn_invariants(given_list, lane=CHAT, dialect=MISTRAL)
+    assert all(PATTERN.match(call_id) for call_id in _ids(view.messages))
+    refused = {call_id for call_id in _ids(given_list) if not PATTERN.match(call_id)}
+    renamed = {call_id for r in view.repairs if r.form == "invalid_id" for call_id in r.tool_call_ids}
+    assert renamed <= refused
+    emitted = {b.call_id for event in events if isinstance(event, A) for b in event.blocks if isinstance(b, CallBlock)}
+    assert refused & emitted == renamed
+
+
+@_DIALECT
+@given(st.sampled_from([_fit, _as_given]).flatmap(lambda spell: _answered(CHAT, MISTRAL_IDS, spell)))
+def test_mistral_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Mistral: view(T + [A] + Δ) starts with view(T); a renamed id is the same in every later request."""
+    _strong_property(case, CHAT, MISTRAL)
+
+
+@_DIALECT
+@given(_growth(lanes=(CHAT,), ids=MISTRAL_IDS, spell=_fit))
+def test_mistral_a_list_the_provider_accepts_is_its_own_view(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
+    """Mistral: a session whose every request Mistral accepted comes back as the very same list, with no repairs."""
+    _identity_when_valid(case, MISTRAL)
+
+
+def test_an_openai_transcript_moving_to_mistral_is_repaired_not_refused() -> None:
+    """OpenAI's ``call_…`` ids: Mistral's words in ``validate``; the law renames call and result alike, once."""
+    events: list[Event] = [U("Search."), A(CallBlock("call_search", "search")), R("call_search", "<found>")]
+    messages = build(CHAT, events)
+    assert validate(messages, lane=CHAT) == []
+    assert [v.message for v in validate(messages, lane=CHAT, dialect=MISTRAL)] == [id_words("call_search")] * 2
+    assert id_words("call_search") == "Tool call id was call_search but must be a-z, A-Z, 0-9, with a length of 9."
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=MISTRAL)
+    assert [(r.form, r.tool_call_ids, r.lossy) for r in view.repairs] == [("invalid_id", ("call_search",), False)]
+    (new,) = set(_ids(view.messages))
+    assert PATTERN.match(new)
+    assert validate(view.messages, lane=CHAT, dialect=MISTRAL) == []
+    assert "<found>" in json.dumps(view.messages)
+    later = [*events, A(CallBlock("D681PevKs", "read")), R("D681PevKs", "<read>"), U("thanks")]
+    grown = ensure_tool_turn_invariants(build(CHAT, later), lane=CHAT, dialect=MISTRAL)
+    assert list(grown.messages[: len(view.messages)]) == list(view.messages)  # the same new id, request after request
+    assert messages == build(CHAT, events)  # the caller's list is never changed
+
+
+def test_a_call_without_its_tool_message_is_refused_in_mistrals_words() -> None:
+    """A call with no ``tool`` message, a second one, one answering no call: each Mistral's count, closed by the law."""
+    interrupted = build(CHAT, [U("go"), A(CallBlock("D681PevKs"), CallBlock("aB3dE6gH9", "g")), R("D681PevKs", "<a>")])
+    orphan = build(CHAT, [U("go"), R("D681PevKs", "<a>"), U("and?")])
+    for messages in (interrupted, orphan):
+        (violation,) = validate(messages, lane=CHAT, dialect=MISTRAL)
+        assert (violation.rule, violation.message) == ("function_call_count", COUNT_WORDS)
+        assert COUNT_WORDS == "Not the same number of function calls and responses"
+        view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=MISTRAL)
+        assert validate(view.messages, lane=CHAT, dialect=MISTRAL) == []
+
+
+def test_an_id_over_chats_limit_is_stated_once_in_mistrals_words() -> None:
+    """Over 40 characters: Mistral states the pattern, not OpenAI's length; the law's rename fits both."""
+    long_id = "call_" + "x" * 40
+    messages = build(CHAT, [U("go"), A(CallBlock(long_id)), R(long_id, "<a>")])
+    assert {v.rule for v in validate(messages, lane=CHAT, dialect=MISTRAL)} == {"invalid_tool_call_id"}
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=MISTRAL)
+    assert validate(view.messages, lane=CHAT) == validate(view.messages, lane=CHAT, dialect=MISTRAL) == []
+
+
+def test_a_dialect_is_asked_of_its_own_lane_only() -> None:
+    """An unknown dialect, or a dialect of another lane, is a typed error naming what is known."""
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(UnknownLaneError, match="expected one of mistral"):
+        validate(messages, lane=CHAT, dialect="cohere")  # type: ignore[arg-type]
+    with pytest.raises(UnknownLaneError, match=r"is of openai\.chat_completions, not of anthropic\.messages"):
+        ensure_tool_turn_invariants(messages, lane="anthropic.messages", dialect=MISTRAL)
