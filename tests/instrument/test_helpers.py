@@ -370,26 +370,29 @@ def test_anthropic_sdk_span_gets_the_events_instead_of_a_second_span(instrument:
 
 
 def test_patch_table_covers_sync_and_async_alike() -> None:
-    """Each patched sync method has its async twin, with an awaiting wrapper exactly where the SDK awaits.
+    """Each patched sync method has its async twin, with an async wrapper exactly where the SDK awaits or yields async.
 
     A twin is the ``Async`` owner's method of the same name, or (google-genai's one API client) the
-    same owner's ``_async_`` method (huggingface_hub's async client is in a module of its own).
+    same owner's ``_async_`` method, or (mistralai) the same owner's method of the name with ``_async`` after it
+    (huggingface_hub's async client is in a module of its own).
     botocore has no async client (aiobotocore is another package).
     """
     pairs = [t for t in TARGETS if t.kind != "sdk_span" and t.provider != "botocore"]
 
     def is_async(target: Target) -> bool:
-        return target.owner.startswith("Async") or target.method.startswith("_async_")
+        return (
+            target.owner.startswith("Async") or target.method.startswith("_async_") or target.method.endswith("_async")
+        )
 
     def twin(target: Target) -> tuple[str, str]:
         module = target.module.replace("._generated._async_client", "._client")  # huggingface_hub's async module
-        return module, target.method.replace("_async_", "_", 1)
+        return module, target.method.replace("_async_", "_", 1).removesuffix("_async")
 
     sync = {twin(t) for t in pairs if not is_async(t)}
     asyn = {twin(t) for t in pairs if is_async(t)}
     assert sync == asyn
     for target in pairs:
-        assert target.is_async is (is_async(target) and target.kind in {"call", "send", "gate"})
+        assert target.is_async is (is_async(target) and target.kind in {"call", "send", "gate", "steps"})
 
 
 def test_another_genai_span_current_at_the_call_gets_the_telemetry(instrument: Instrument, otel: Otel) -> None:
