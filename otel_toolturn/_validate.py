@@ -30,12 +30,7 @@ from collections.abc import Sequence
 
 from otel_toolturn._view import Violation
 from otel_toolturn._vocab import Dialect, Lane
-from otel_toolturn.lanes import adapter_for, dialect_adapter, listed
-from otel_toolturn.lanes.anthropic_messages import ADAPTER as _ANTHROPIC
-from otel_toolturn.lanes.bedrock_converse import ADAPTER as _BEDROCK
-from otel_toolturn.lanes.gemini import ADAPTER as _GEMINI
-from otel_toolturn.lanes.openai_chat import ADAPTER as _CHAT
-from otel_toolturn.lanes.openai_responses import ADAPTER as _RESPONSES
+from otel_toolturn.lanes import adapter_for, listed
 
 __all__ = ["Violation", "validate"]
 
@@ -44,19 +39,6 @@ def validate(
     messages: Sequence[object] | str, *, lane: Lane, chained: bool = False, dialect: Dialect | None = None
 ) -> list[Violation]:
     """The provider rules ``messages`` breaks in ``lane`` (in ``dialect``, if given), by position (empty: none)."""
-    adapter_for(lane, dialect)
+    adapter = adapter_for(lane, dialect)
     items = listed(messages, lane=lane)
-    if items is None:
-        return []
-    messages = items
-    if dialect is not None:
-        return dialect_adapter(lane, dialect).validate(messages)
-    if lane == "anthropic.messages":
-        return _ANTHROPIC.validate(messages)
-    if lane == "openai.chat_completions":
-        return _CHAT.validate(messages)
-    if lane == "gemini.generate_content":
-        return _GEMINI.validate(messages)
-    if lane == "bedrock.converse":
-        return _BEDROCK.validate(messages)
-    return _RESPONSES.validate(messages, chained=chained)
+    return [] if items is None else adapter.validate(items, chained=chained)

@@ -318,6 +318,12 @@ class LaneAdapter(Protocol):
     results_anywhere: bool
     """Whether the API accepts a result anywhere after its call (Responses) rather than only right after it."""
 
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
+        """The provider rules ``messages`` breaks, in the provider's words, in order of position (empty: none).
+
+        ``chained``: the request continues server-held state (only Responses reads it).
+        """
+
     def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
         """Cut the wire list into units, in order (a list it cannot read is a ``ToolTurnInputError``).
 

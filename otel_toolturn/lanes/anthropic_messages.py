@@ -252,8 +252,9 @@ class AnthropicMessages(AdapterDefaults):
             _flush(run, wire)
         return wire
 
-    def validate(self, messages: Sequence[object]) -> list[Violation]:
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
+        del chained  # no server-held state continues this lane's transcript
         return _validate(messages)
 
     transcript_field: str = "messages"

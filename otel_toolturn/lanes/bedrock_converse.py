@@ -329,7 +329,7 @@ class BedrockConverse(AdapterDefaults):
         _flush(segment, wire, last=True)
         return wire
 
-    def validate(self, messages: Sequence[object]) -> list[Violation]:
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Converse API's tool-turn and turn-order rules, in its own words where users have reported them.
 
         Reported (see ``tests/test_law_bedrock.py`` for where): ``missing_tool_result``,
@@ -340,6 +340,7 @@ class BedrockConverse(AdapterDefaults):
         checked: ``Conversation blocks and tool result blocks cannot be provided in the same turn``, which some
         models behind the service apply to a user message holding results and text.
         """
+        del chained  # no server-held state continues this lane's transcript
         return _validate(messages)
 
     transcript_field: str = "messages"

@@ -468,8 +468,9 @@ class GeminiGenerateContent(AdapterDefaults):
             _flush(run, anchor, wire)
         return wire
 
-    def validate(self, messages: Sequence[object]) -> list[Violation]:
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Gemini API's tool-turn rules, in its own words."""
+        del chained  # no server-held state continues this lane's transcript
         return _validate(messages)
 
     transcript_field: str = "contents"

@@ -76,8 +76,9 @@ class MistralChat(OpenAIChat):
                 return candidate
             attempt += 1
 
-    def validate(self, messages: Sequence[object]) -> list[Violation]:
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """Chat's tool-turn rules in Mistral's words, and Mistral's id pattern, in order of position."""
+        del chained  # no server-held state continues this lane's transcript
         violations = [
             Violation(position=v.position, rule="function_call_count", message=COUNT_WORDS) if v.rule in _COUNTED else v
             for v in super().validate(messages)

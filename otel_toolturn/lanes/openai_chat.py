@@ -218,8 +218,9 @@ class OpenAIChat(AdapterDefaults):
         """Every emitted item is one whole message."""
         return out.items
 
-    def validate(self, messages: Sequence[object]) -> list[Violation]:
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """Chat Completions' tool-turn rules, in OpenAI's own words."""
+        del chained  # no server-held state continues this lane's transcript
         violations: list[Violation] = []
         pending: list[str] = []
         answered: list[str] = []
