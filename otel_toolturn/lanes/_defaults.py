@@ -10,8 +10,9 @@ a list the SDK sends as it is given, and instructions may stand in it.
 
 from __future__ import annotations
 
-from otel_toolturn._view import field
+from otel_toolturn._view import TakenIds, field
 from otel_toolturn.lanes import request_parts
+from otel_toolturn.lanes._common import derive_id
 
 
 class AdapterDefaults:
@@ -31,6 +32,17 @@ class AdapterDefaults:
     """The fields of the transcript's dict items the law reads and the lane's SDK lists when one holds an iterator."""
     instructions_in_transcript: bool = True
     """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
+
+    id_limit: int | None = None
+    """The longest call id the API accepts (``None``: any non-empty string), for ``fits_id`` and ``derive_id``."""
+
+    def fits_id(self, call_id: str) -> bool:
+        """Whether the id is at most ``id_limit`` characters long."""
+        return self.id_limit is None or len(call_id) <= self.id_limit
+
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
+        """``<id>_<n>``, cut to at most ``id_limit`` characters."""
+        return derive_id(call_id, taken, pattern_safe=False, limit=self.id_limit)
 
     def setting(self, request: request_parts.Request, name: str) -> object:
         """A request setting: the keyword argument ``name``; ``None``: absent."""

@@ -72,7 +72,6 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
-    TakenIds,
     Turn,
     View,
     Violation,
@@ -83,7 +82,7 @@ from otel_toolturn._view import (
 )
 from otel_toolturn._vocab import CallKind, Lane
 from otel_toolturn.lanes import request_parts
-from otel_toolturn.lanes._common import derive_id, is_list
+from otel_toolturn.lanes._common import is_list
 from otel_toolturn.lanes._defaults import AdapterDefaults
 from otel_toolturn.lanes._gemini_matching import Matcher
 from otel_toolturn.lanes._gemini_parts import (
@@ -388,15 +387,6 @@ class GeminiGenerateContent(AdapterDefaults):
             key = "functionResponse" if "functionResponse" in result else "function_response"
             return {**result, key: {**data, "id": new_id}} if isinstance(data, Mapping) else result
         return replace(result, function_response=replace(data, id=new_id))
-
-    def fits_id(self, call_id: str) -> bool:
-        """Any non-empty string is an id here."""
-        del call_id
-        return True
-
-    def derive_id(self, call_id: str, taken: TakenIds) -> str:
-        """``<id>_<n>``."""
-        return derive_id(call_id, taken, pattern_safe=False)
 
     def call_kind(self, call: object) -> CallKind:
         """Every call here is a function call."""

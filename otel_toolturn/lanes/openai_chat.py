@@ -22,7 +22,6 @@ from otel_toolturn._view import (
     Call,
     Clean,
     Emitted,
-    TakenIds,
     Turn,
     View,
     Violation,
@@ -35,7 +34,6 @@ from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
-    derive_id,
     fold_contents,
     interrupted,
     is_list,
@@ -102,6 +100,7 @@ class OpenAIChat(AdapterDefaults):
     lane: Lane = "openai.chat_completions"
     dialect: Dialect | None = None
     """The provider's variant of the lane's rules this adapter speaks (``None``: plain Chat Completions)."""
+    id_limit = ID_LIMIT
     unique_ids = False
     results_anywhere = False
 
@@ -168,14 +167,6 @@ class OpenAIChat(AdapterDefaults):
     def rename_result(self, result: object, new_id: str) -> object:
         """The ``tool`` message answering ``new_id``."""
         return replace(result, tool_call_id=new_id)
-
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id is at most ``ID_LIMIT`` (40) characters long."""
-        return len(call_id) <= ID_LIMIT
-
-    def derive_id(self, call_id: str, taken: TakenIds) -> str:
-        """``<id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
-        return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 
     def call_kind(self, call: object) -> CallKind:
         """Every call here is a function call."""

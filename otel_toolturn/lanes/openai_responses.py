@@ -49,7 +49,6 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Mark,
-    TakenIds,
     Turn,
     View,
     Violation,
@@ -63,7 +62,6 @@ from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
-    derive_id,
     fold_contents,
     interrupted,
     is_list,
@@ -380,6 +378,7 @@ class OpenAIResponses(AdapterDefaults):
     """Reads and writes the Responses ``input`` list for the law."""
 
     lane: Lane = "openai.responses"
+    id_limit = ID_LIMIT
     unique_ids = True
     results_anywhere = True
 
@@ -507,14 +506,6 @@ class OpenAIResponses(AdapterDefaults):
         if type(result) is _Screenshots:
             return _Screenshots(replace(result.first, call_id=new_id), result.later)
         return replace(result, call_id=new_id)
-
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id is at most ``ID_LIMIT`` (64) characters long."""
-        return len(call_id) <= ID_LIMIT
-
-    def derive_id(self, call_id: str, taken: TakenIds) -> str:
-        """``<call_id>_<n>``, cut to at most ``ID_LIMIT`` characters."""
-        return derive_id(call_id, taken, pattern_safe=False, limit=ID_LIMIT)
 
     def call_kind(self, call: object) -> CallKind:
         """The kind of call the call item's ``type`` names."""
