@@ -28,11 +28,8 @@ CREATED: Final = 1_767_225_600
 """The fixed ``created`` stamp of every reply (replies do not depend on the clock)."""
 
 
-def reply_body(
-    turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool, prompt: PromptUsage
-) -> Json:
-    """Build the ``chat.completion`` object answering ``request`` with ``turn``."""
-    reply_id = new_id("chatcmpl-")
+def tool_calls(turn: ScriptedTurn, *, new_id: NewId, cut: bool) -> list[Json]:
+    """The turn's calls as Chat's ``tool_calls`` (``cut``: only the first, its argument text cut in half)."""
     calls: list[Json] = []
     for call in turn.calls:
         arguments = json.dumps(dict(call.arguments))
@@ -47,6 +44,15 @@ def reply_body(
         )
         if cut:
             break
+    return calls
+
+
+def reply_body(
+    turn: ScriptedTurn, *, request: Mapping[str, object], new_id: NewId, cut: bool, prompt: PromptUsage
+) -> Json:
+    """Build the ``chat.completion`` object answering ``request`` with ``turn``."""
+    reply_id = new_id("chatcmpl-")
+    calls = tool_calls(turn, new_id=new_id, cut=cut)
     message: Json = {"role": "assistant", "content": turn.text or None, "refusal": None}
     if calls:
         message["tool_calls"] = calls

@@ -26,11 +26,11 @@ request: An assistant message with 'tool_calls' must be followed by tool message
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 from otel_toolturn.simulator._cache import PromptUsage
+from otel_toolturn.simulator._chat import tool_calls
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
 from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
@@ -44,20 +44,7 @@ def reply_body(
 ) -> Json:
     """Build the v2 chat response answering ``request`` with ``turn``."""
     del request  # the reply names no model
-    calls: list[Json] = []
-    for call in turn.calls:
-        arguments = json.dumps(dict(call.arguments))
-        if cut:
-            arguments = arguments[: len(arguments) // 2]
-        calls.append(
-            {
-                "id": call.call_id or new_id("call_"),
-                "type": "function",
-                "function": {"name": call.name, "arguments": arguments},
-            }
-        )
-        if cut:
-            break
+    calls = tool_calls(turn, new_id=new_id, cut=cut)
     message: Json = {"role": "assistant"}
     if calls:
         if turn.text:

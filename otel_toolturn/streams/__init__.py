@@ -16,7 +16,7 @@ from typing import Final, NoReturn
 
 from otel_toolturn._errors import UnknownLaneError
 from otel_toolturn._vocab import LANES, REPLY_FORMATS, Lane, ReplyFormat
-from otel_toolturn.streams import _response, cohere_chat
+from otel_toolturn.streams import _response
 from otel_toolturn.streams._caller_close import closed_by_caller
 from otel_toolturn.streams._report import (
     INPUT_TRANSFORMATION_REASONS,
@@ -98,7 +98,7 @@ def check_response(
     for ``observer_for``. Raises ``UnknownLaneError`` for a lane outside ``LANES``.
     """
     if reply_format == "cohere.chat":
-        return cohere_chat.check_cohere_chat_response(
+        return _response.check_cohere_chat_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
     if lane == "anthropic.messages":

@@ -14,6 +14,8 @@ lane:
 - ``gemini.generate_content``: as when streamed (``gemini``), every whole ``functionCall`` part
   is closed except the last part of a candidate the output cap stopped (``MAX_TOKENS``); a
   ``MALFORMED_FUNCTION_CALL`` finish counts the call the provider withheld;
+- Cohere's v2 chat (its own reply format): every ``tool_calls`` entry is closed, except the last of a
+  response the output cap stopped (``MAX_TOKENS``); its arguments are JSON text;
 - ``bedrock.converse``: every ``toolUse`` block of ``output.message`` is closed, except the last
   block of a response the output cap stopped (``max_tokens``); its input must be a JSON object.
 
@@ -42,6 +44,8 @@ from otel_toolturn.streams.anthropic_messages import input_transformations_of
 from otel_toolturn.streams.anthropic_messages import usage_of as anthropic_usage_of
 from otel_toolturn.streams.bedrock_converse import CAP_STOP as CONVERSE_CAP_STOP
 from otel_toolturn.streams.bedrock_converse import usage_of as converse_usage_of
+from otel_toolturn.streams.cohere_chat import CAP_STOP as COHERE_CAP_STOP
+from otel_toolturn.streams.cohere_chat import usage_of as cohere_usage_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
 from otel_toolturn.streams.openai_chat import usage_of as chat_usage_of
@@ -292,5 +296,37 @@ def check_converse_response(
         max_output_tokens=max_output_tokens,
         text="".join(texts),
         response_id=None,
+        model=ReportedModel(),
+    )
+
+
+def check_cohere_chat_response(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one whole Cohere v2 ``chat`` response (the SDK's ``V2ChatResponse`` or its JSON)."""
+    reason = field(response, "finish_reason")
+    cap_stop = reason == COHERE_CAP_STOP
+    message = field(response, "message")
+    calls = _list(field(message, "tool_calls"))
+    slots: list[CallSlot] = []
+    for position, call in enumerate(calls):
+        function = field(call, "function")
+        slot = CallSlot(index=position, call_id=_str(field(call, "id")), name=_str(field(function, "name")))
+        arguments = field(function, "arguments")
+        if type(arguments) is str:
+            slot.final = arguments
+        elif arguments is not None:
+            slot.final = NOT_AN_OBJECT
+        slot.closed = not (cap_stop and position == len(calls) - 1)
+        slots.append(slot)
+    return _report(
+        slots=slots,
+        reasons=(provider_word(reason),) if reason is not None else (),
+        requested_model=requested_model,
+        cap_stop=cap_stop,
+        usage=cohere_usage_of(field(response, "usage")),
+        max_output_tokens=max_output_tokens,
+        text="".join(_str(field(part, "text")) for part in _list(field(message, "content"))),
+        response_id=field(response, "id"),
         model=ReportedModel(),
     )

@@ -33,15 +33,10 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.streams._frame import field
-from otel_toolturn.streams._ledger import StreamEndLedger
-from otel_toolturn.streams._model_check import ReportedModel
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
-from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._report import StreamReport, Usage
-from otel_toolturn.streams._settle import settle
-from otel_toolturn.streams._tool_calls import NOT_AN_OBJECT, CallSlot
-from otel_toolturn.streams._truncation_cause import OutputCapFacts
+from otel_toolturn.streams._tool_calls import CallSlot
 
 CAP_STOP: Final = "MAX_TOKENS"
 _CONTENT: Final = frozenset({"content-start", "content-delta", "content-end", "tool-plan-delta"})
@@ -162,50 +157,3 @@ class CohereChatObserver(ObserverBase):
             cap_stop=self._finish == CAP_STOP,
             torn=self._ledger.decided is None,
         )
-
-
-def check_cohere_chat_response(
-    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
-) -> StreamReport:
-    """Return the report of one whole Cohere v2 ``chat`` response (the SDK's ``V2ChatResponse`` or its JSON)."""
-    reason = field(response, "finish_reason")
-    reasons = (provider_word(reason),) if reason is not None else ()
-    cap_stop = reason == CAP_STOP
-    message = field(response, "message")
-    calls = field(message, "tool_calls")
-    listed = calls if type(calls) is list else []
-    slots: list[CallSlot] = []
-    for position, call in enumerate(listed):
-        function = field(call, "function")
-        slot = CallSlot(index=position, call_id=_str(field(call, "id")), name=_str(field(function, "name")))
-        arguments = field(function, "arguments")
-        if type(arguments) is str:
-            slot.final = arguments
-        elif arguments is not None:
-            slot.final = NOT_AN_OBJECT
-        slot.closed = not (cap_stop and position == len(listed) - 1)
-        slots.append(slot)
-    content = field(message, "content")
-    texts = [_str(field(part, "text")) for part in (content if type(content) is list else [])]
-    usage = usage_of(field(response, "usage"))
-    ledger = StreamEndLedger()
-    ledger.decide("finish", reason)
-    poll = RepetitionPoll()
-    poll.poll("".join(texts))
-    response_id = field(response, "id")
-    return settle(
-        slots=slots,
-        closed_of=_closed,
-        ledger=ledger,
-        torn=False,
-        finish_reasons=reasons,
-        response_id=response_id if type(response_id) is str else None,
-        requested_model=requested_model,
-        model=ReportedModel(),
-        cap=OutputCapFacts(cap_stop=cap_stop, output_tokens=usage.output_tokens, cap_tokens=max_output_tokens),
-        repetition=poll.report(),
-        usage=usage,
-        bad_frames=0,
-        frames_unread=0,
-        events=1,
-    )
