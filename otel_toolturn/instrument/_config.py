@@ -38,14 +38,17 @@ Provider = Literal[
     "huggingface_hub",
     "cohere",
     "mistralai",
+    "azure_ai_inference",
 ]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
 ``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together``, ``fireworks`` and ``mistralai``:
 the ``groq``, ``together``, ``fireworks-ai`` and ``mistralai`` SDKs, which send Chat Completions with HTTP
 code of their own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and
 ``AsyncInferenceClient``'s, Chat Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere``
-SDK's v2 chat, a Chat-shaped ``messages`` list answered in Cohere's own response and stream format) and
-``litellm``, whose calls it reaches through LiteLLM's callbacks (``otel_toolturn.integrations``)."""
+SDK's v2 chat, a Chat-shaped ``messages`` list answered in Cohere's own response and stream format;
+``azure_ai_inference``: the ``azure-ai-inference`` SDK's ``ChatCompletionsClient.complete``, sync and ``aio``,
+Chat Completions over azure-core's pipeline) and ``litellm``, whose calls it reaches through LiteLLM's
+callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
 ProviderName = Literal[
@@ -115,13 +118,15 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "huggingface_hub": ("openai",),
     "cohere": ("cohere",),
     "mistralai": ("mistral_ai",),
+    "azure_ai_inference": ("azure.ai.inference",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
 Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, recorded with google-genai's names.
 Together, Fireworks and Hugging Face have no registry value: their calls are named as an OpenAI-compatible
 host outside ``PROVIDER_BY_HOST`` is, ``openai`` (a client of theirs pointed at a host of the table: that
-host's name). The cohere SDK's calls carry ``cohere``."""
+host's name). The cohere SDK's calls carry ``cohere``; the azure-ai-inference SDK's, ``azure.ai.inference``
+(whatever endpoint its client is given: the registry's name for the Azure AI Inference API it speaks)."""
 
 _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "openai": "openai",
@@ -131,7 +136,7 @@ _LANE_FAMILY: Final[Mapping[str, Provider]] = {
 }
 
 _CHAT_SDKS: Final[frozenset[Provider]] = frozenset(
-    {"groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai"}
+    {"groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai", "azure_ai_inference"}
 )
 """The SDKs of their own whose requests are Chat Completions' ``messages``: the ``openai`` family's
 ``chat_completions`` lane (cohere: its v2 chat, read by the same adapter; its responses are its own)."""
@@ -150,7 +155,8 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
 }
 """The lanes each provider's SDK speaks: those of ``LANES`` named after its family (``<family>.<api>``;
 ``gemini.*`` lanes are the ``google_genai`` SDK's; ``bedrock.*`` botocore's); the Chat SDKs of their
-own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, ``mistralai``, and ``cohere``'s v2 chat):
+own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, ``mistralai``, ``azure_ai_inference``, and
+``cohere``'s v2 chat):
 ``openai.chat_completions``."""
 
 REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat"}

@@ -37,6 +37,14 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   (sync: ``steps``; async: an async generator, ``steps`` with ``is_async``) whose first step sends. The
   SDK hands each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send``.
   ``with_raw_response`` (``RawV2Client``) is not patched.
+- azure-ai-inference: ``ChatCompletionsClient.complete`` of ``azure.ai.inference`` and of
+  ``azure.ai.inference.aio`` (plain, ``stream=True``: the SDK's ``StreamingChatCompletions`` /
+  ``AsyncStreamingChatCompletions``; its responses and updates are its model objects, read as the wire's
+  JSON by ``as_dict``). A call by ``messages`` is decided; one by ``body`` (a whole payload, or bytes) passes by
+  unread. The SDK hands each HTTP request (each retry: azure-core's retry policy runs above it) to its
+  pipeline's transport runner, azure-core's ``_TransportRunner.send`` / ``_AsyncTransportRunner.send``:
+  its send hook. A ``TokenCredential`` fetches its token through a pipeline of its own while the call
+  runs, so a call records only the sends of its own client's runner (``PendingCall``'s ``sender``).
 - The shared sends: an HTTP client's ``send`` that several SDKs hand their requests to is one target
   (``_http_sends``: httpx's for ``HTTPX_SDKS``, httpx2's for ``HTTPX2_SDKS``), patched when any SDK it
   serves is enabled. It records the pending call of any SDK it serves and passes every other send
@@ -53,11 +61,11 @@ A call is recorded only once the SDK sends it. The wrapper decides the request a
 law decides what is sent) and runs the SDK with the decision pending (``_pending``); the send
 hooks, where the SDK hands each HTTP request to its HTTP client (openai ``_send_request``; for
 anthropic, the ``httpx2`` client's shared ``send``; groq, together and fireworks, httpx's; google-genai
-``BaseApiClient._request_once`` / ``_async_request_once``, botocore ``Endpoint._send``, once per
-attempt), make the record, count the request and make its span current for the send. A call the
-SDK refuses before sending (the anthropic SDK's "Streaming is required" for a large non-streamed
-``max_tokens``, a missing ``model``, a body it cannot encode) and a ``stream()`` manager never
-entered start no span and count nothing; the SDK's exception reaches the caller unchanged. An
+``BaseApiClient._request_once`` / ``_async_request_once``, botocore ``Endpoint._send``, azure-core's
+transport runners' ``send``, once per attempt), make the record, count the request and make its span
+current for the send. A call the SDK refuses before sending (the anthropic SDK's "Streaming is
+required" for a large non-streamed ``max_tokens``, a missing ``model``, a body it cannot encode) and a
+``stream()`` manager never entered start no span and count nothing; the SDK's exception reaches the caller unchanged. An
 async call likewise: a coroutine never run records nothing. A transcript the law cannot read as the
 SDK would send it (``_request.materialise``) goes to the SDK exactly as written, unrecorded.
 
@@ -317,6 +325,33 @@ TARGETS: Final[tuple[Target, ...]] = (
         kind="steps",
         is_async=True,
     ),
+    *(
+        Target(
+            provider="azure_ai_inference",
+            module=module,
+            owner="ChatCompletionsClient",
+            method="complete",
+            lane=_CHAT,
+            kind="call",
+            is_async=is_async,
+        )
+        for module, is_async in (("azure.ai.inference._patch", False), ("azure.ai.inference.aio._patch", True))
+    ),
+    *(
+        Target(
+            provider="azure_ai_inference",
+            module=module,
+            owner=owner,
+            method="send",
+            lane=_CHAT,
+            kind="send",
+            is_async=is_async,
+        )
+        for module, owner, is_async in (
+            ("azure.core.pipeline._base", "_TransportRunner", False),
+            ("azure.core.pipeline._base_async", "_AsyncTransportRunner", True),
+        )
+    ),
     *_http_sends("httpx", HTTPX_SDKS),
     *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
@@ -376,6 +411,15 @@ def result_types(provider: Provider) -> ResultTypes:
         return ResultTypes(
             streams=(streams.EventStream,), async_streams=(streams.EventStreamAsync,), raw=(), read=_event_data
         )
+    if provider == "azure_ai_inference":
+        models = importlib.import_module("azure.ai.inference.models")
+        return ResultTypes(
+            streams=(models.StreamingChatCompletions,),
+            async_streams=(models.AsyncStreamingChatCompletions,),
+            raw=(),
+            read=_as_dict,
+            read_response=_as_dict,
+        )
     stainless = provider if provider in _OWN_HTTP_CHAT else "anthropic"
     sdk = importlib.import_module(stainless)
     response = importlib.import_module(f"{stainless}._response")
@@ -391,6 +435,15 @@ def _event_data(event: object) -> object:
     data = getattr(event, "data", None)
     model_dump = getattr(data, "model_dump", None)
     return model_dump(mode="json", by_alias=True) if callable(model_dump) else data
+
+
+def _as_dict(model: object) -> object:
+    """An azure-ai-inference response or stream update as the wire's JSON (``Model.as_dict``).
+
+    Its attributes read otherwise: ``finish_reason`` an enum, a tool call delta without its ``index``.
+    """
+    as_dict = getattr(model, "as_dict", None)
+    return as_dict() if callable(as_dict) else model
 
 
 _INSIDE: ContextVar[bool] = ContextVar("otel_toolturn_inside", default=False)
@@ -431,7 +484,9 @@ def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
     api_client = getattr(instance, "_api_client", None)
     wrapper = getattr(getattr(instance, "_raw_client", None), "_client_wrapper", None)
     configuration = getattr(instance, "sdk_configuration", None)  # mistralai (Speakeasy)
-    if configuration is not None:
+    if target.provider == "azure_ai_inference":
+        base_url = getattr(getattr(instance, "_config", None), "endpoint", None)
+    elif configuration is not None:
         base_url = configuration.get_server_details()[0]
     elif api_client is not None:
         base_url = getattr(getattr(api_client, "_http_options", None), "base_url", None)
@@ -469,6 +524,8 @@ def _provider_name(target: Target, instance: object, host: str | None) -> Provid
         return "gcp.vertex_ai" if getattr(getattr(instance, "_api_client", None), "vertexai", False) else "gcp.gemini"
     if target.provider == "mistralai":
         return "mistral_ai"
+    if target.provider == "azure_ai_inference":
+        return "azure.ai.inference"
     client = type(getattr(instance, "_client", None)).__name__
     by_class = _PROVIDER_BY_CLIENT.get(client.removeprefix("Async"))
     return by_class if by_class is not None else provider_by_host(host)
@@ -480,6 +537,18 @@ _PROVIDER_BY_CLIENT: Final[Mapping[str, ProviderName]] = {
     "AnthropicVertex": "gcp.vertex_ai",
 }
 """The SDK client classes (sync; the async ones are the same with ``Async`` ahead) whose provider is not the SDK's."""
+
+
+def _sender(target: Target, instance: object) -> object | None:
+    """The one object whose sends are the call's request (``None``: any send of its SDK in its context).
+
+    azure-ai-inference: its client's pipeline's transport runner (the last policy's ``next``), never the
+    runner of a credential's own pipeline. Not found: ``None``.
+    """
+    if target.provider != "azure_ai_inference":
+        return None
+    policies = getattr(getattr(getattr(instance, "_client", None), "_pipeline", None), "_impl_policies", None)
+    return getattr(policies[-1], "next", None) if isinstance(policies, list) and policies else None
 
 
 def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, object]) -> PendingCall | None:
@@ -508,6 +577,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
             server=server,
             provider_name=provider_name,
             gated=target.gated,
+            sender=_sender(target, instance),
         )
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("span", exc)
@@ -689,15 +759,15 @@ def _sdk_span_wrapper(
         return span
 
 
-def _pending_of(target: Target) -> PendingCall | None:
-    """The call waiting for its send in this context that ``target`` records (another SDK's call: ``None``).
+def _pending_of(target: Target, sender: object) -> PendingCall | None:
+    """The call waiting for ``sender``'s send in this context that ``target`` records (another SDK's call: ``None``).
 
     An SDK's own send hook records its SDK's calls; a shared send (``serves``), the calls of each SDK it serves.
     """
     call = PENDING.get()
     if call is None or call.provider not in (target.serves or (target.provider,)):
         return None
-    return call if call.sends_here() else None
+    return call if call.sends_here(sender) else None
 
 
 def _send_wrapper(target: Target) -> Callable[..., object]:
@@ -705,8 +775,7 @@ def _send_wrapper(target: Target) -> Callable[..., object]:
         wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> object:
         """The SDK sends one HTTP request: the call's record made, its span current; the request recorded after it."""
-        del instance
-        call = _pending_of(target)
+        call = _pending_of(target, instance)
         record = call.sent() if call is not None else None
         if call is None or record is None:
             return wrapped(*args, **kwargs)
@@ -736,8 +805,7 @@ async def _send_async(
 def _async_send_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         """The async SDK sends one HTTP request: recorded when the send runs (see ``_send_wrapper``)."""
-        del instance
-        call = _pending_of(target)
+        call = _pending_of(target, instance)
         if call is None:
             return wrapped(*args, **kwargs)
         return _send_async(call, wrapped, args, kwargs)
@@ -845,6 +913,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "huggingface_hub": "huggingface_hub",
     "cohere": "cohere",
     "mistralai": "mistralai",
+    "azure_ai_inference": "azure-ai-inference",
 }
 """The distribution each provider's SDK is installed as."""
 

@@ -23,6 +23,10 @@ finishes; a call never sent lets the SDK end it at once, with nothing of ours on
 A call of an SDK that sends other HTTP requests of its own while the call runs (huggingface_hub looks
 a model's providers up on the Hub first) is ``gated``: a send is its request only inside the SDK's
 method that sends it (``request_gate``, the gate target of ``_patches``); every other send passes by.
+A call of an SDK whose client and whose credential send through the same method (azure-core's pipelines:
+a ``TokenCredential`` fetches its token through a pipeline of its own while the call runs) names its
+``sender``, the one object whose sends are its request (its pipeline's transport runner); a send of any
+other passes by.
 
 One call is sent from one thread or task at a time (the SDK's attempts follow one another), so
 ``sent`` takes no lock.
@@ -75,6 +79,7 @@ class PendingCall:
         "_handed_over",
         "_other_span",
         "_sdk_span",
+        "_sender",
         "_sent",
         "_server",
         "_started_ns",
@@ -96,9 +101,11 @@ class PendingCall:
         server: tuple[str | None, int | None],
         provider_name: ProviderName | None = None,
         gated: bool = False,
+        sender: object | None = None,
     ) -> None:
         self.telemetry = telemetry
         self._gated = gated
+        self._sender = sender
         self.lane = lane
         self.provider = provider
         self.provider_name = provider_name
@@ -121,8 +128,13 @@ class PendingCall:
         """The keyword arguments the SDK is called with (the decision)."""
         return self._decided.kwargs
 
-    def sends_here(self) -> bool:
-        """Whether an HTTP send in this context is this call's request (a gated call: only inside its gate)."""
+    def sends_here(self, sender: object) -> bool:
+        """Whether ``sender``'s HTTP send in this context is this call's request.
+
+        A gated call: only inside its gate; a call that names its ``sender``: only that one's sends.
+        """
+        if self._sender is not None and sender is not self._sender:
+            return False
         return not self._gated or _GATE_OPEN.get()
 
     @contextmanager

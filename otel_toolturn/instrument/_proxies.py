@@ -54,6 +54,8 @@ class ResultTypes:
     raw: tuple[type, ...]
     read: Callable[[object], object] | None = None
     """What the observer reads of each streamed event, when the lane's chunk rides inside the SDK's event."""
+    read_response: Callable[[object], object] | None = None
+    """What the check reads of a whole response, when the SDK's object reads otherwise than the wire's JSON."""
 
 
 def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
@@ -73,6 +75,17 @@ def _read_failed(record: CallRecord, exc: BaseException) -> None:
     record.finish(exc, caller_closed=not isinstance(exc, Exception))
 
 
+def _feed(record: CallRecord, read: Callable[[object], object] | None, event: object) -> None:
+    """Feed ``event`` to ``record``, or what ``read`` takes of it; a ``read`` that raises is counted, never raised."""
+    if read is not None:
+        try:
+            event = read(event)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            record.telemetry.error("stream", exc)
+            return
+    record.feed(event)
+
+
 def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
     """What the caller receives for ``result``: a proxy for a stream or raw response; else the result, checked."""
     if isinstance(result, types.streams):
@@ -81,7 +94,7 @@ def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
         return AsyncStreamProxy(result, record, read=types.read)
     if isinstance(result, types.raw):
         return RawResponseProxy(result, record, types)
-    record.response(result)
+    record.response(result if types.read_response is None else types.read_response(result))
     return result
 
 
@@ -124,8 +137,7 @@ class StreamProxy(wrapt.ObjectProxy[Any]):
 
     def _self_feed(self, event: object) -> None:
         """Feed ``event`` to the record, or what ``read`` takes of it (a wrapper's payload: the lane's own event)."""
-        read = self._self_read
-        self._self_record.feed(event if read is None else read(event))
+        _feed(self._self_record, self._self_read, event)
 
     def _self_events(self) -> Iterator[object]:
         """What ``for`` reads: the SDK's own iteration, each event fed on the way (a generator, as the SDK's is).
@@ -196,8 +208,7 @@ class AsyncStreamProxy(wrapt.ObjectProxy[Any]):
 
     def _self_feed(self, event: object) -> None:
         """Feed ``event`` to the record, or what ``read`` takes of it (as ``StreamProxy``)."""
-        read = self._self_read
-        self._self_record.feed(event if read is None else read(event))
+        _feed(self._self_record, self._self_read, event)
 
     async def _self_async_events(self) -> AsyncIterator[object]:
         """What ``async for`` reads: the SDK's own iteration, each event fed on the way (as ``StreamProxy``)."""

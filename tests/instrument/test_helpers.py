@@ -374,18 +374,23 @@ def test_patch_table_covers_sync_and_async_alike() -> None:
 
     A twin is the ``Async`` owner's method of the same name, or (google-genai's one API client) the
     same owner's ``_async_`` method, or (mistralai) the same owner's method of the name with ``_async`` after it
-    (huggingface_hub's async client is in a module of its own).
+    (huggingface_hub's async client is in a module of its own; azure-ai-inference's async client is its ``aio``
+    module's class of the same name, over azure-core's ``_base_async`` transport runner ``_AsyncTransportRunner``).
     botocore has no async client (aiobotocore is another package).
     """
     pairs = [t for t in TARGETS if t.kind != "sdk_span" and t.provider != "botocore"]
 
     def is_async(target: Target) -> bool:
         return (
-            target.owner.startswith("Async") or target.method.startswith("_async_") or target.method.endswith("_async")
+            target.owner.lstrip("_").startswith("Async")
+            or target.method.startswith("_async_")
+            or target.method.endswith("_async")
+            or ".aio." in target.module
         )
 
     def twin(target: Target) -> tuple[str, str]:
         module = target.module.replace("._generated._async_client", "._client")  # huggingface_hub's async module
+        module = module.replace(".aio.", ".").removesuffix("_async")  # azure-ai-inference's, azure-core's
         return module, target.method.replace("_async_", "_", 1).removesuffix("_async")
 
     sync = {twin(t) for t in pairs if not is_async(t)}

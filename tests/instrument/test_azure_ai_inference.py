@@ -1,0 +1,286 @@
+"""azure-ai-inference's ``ChatCompletionsClient.complete`` (and its ``aio`` twin's) through the instrumentation.
+
+The real SDK talks to the simulator as to an Azure AI Foundry endpoint (``<endpoint>/models``; the SDK sends to
+``/models/chat/completions``): a broken history, as dicts or as the SDK's typed messages, is refused with the
+simulator's 400, as azure-core's own ``HttpResponseError``, without the instrumentation, and served with it, one span
+per call (azure-core's retries included) carrying the repair, ``gen_ai.provider.name`` ``azure.ai.inference``
+(https://opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai/). A ``TokenCredential`` fetches its token
+through a pipeline of its own while the call runs (https://learn.microsoft.com/en-us/python/api/azure-core/
+azure.core.pipeline.policies.bearertokencredentialpolicy); that request is never taken as the call's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final
+
+import pytest
+from azure.ai.inference import ChatCompletionsClient
+from azure.ai.inference import _patch as sync_sdk
+from azure.ai.inference.aio import ChatCompletionsClient as AsyncChatCompletionsClient
+from azure.ai.inference.aio import _patch as async_sdk
+from azure.ai.inference.models import (
+    AssistantMessage,
+    AsyncStreamingChatCompletions,
+    ChatCompletions,
+    ChatCompletionsToolCall,
+    FunctionCall,
+    StreamingChatCompletions,
+    ToolMessage,
+    UserMessage,
+)
+from azure.core.credentials import AccessToken, AzureKeyCredential
+from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
+from azure.core.pipeline import Pipeline
+from azure.core.pipeline._base import _TransportRunner
+from azure.core.pipeline._base_async import _AsyncTransportRunner
+from azure.core.pipeline.transport import RequestsTransport
+from azure.core.rest import HttpRequest
+from opentelemetry import trace
+
+from otel_toolturn import validate
+from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.simulator import Simulator
+from otel_toolturn.simulator._server import Answer
+from tests.instrument.conftest import Instrument, Otel
+from tests.instrument.test_stainless_sdks import BROKEN as CHAT_BROKEN
+from tests.instrument.test_stainless_sdks import REFUSAL_OF as CHAT_REFUSAL_OF
+from tests.instrument.test_stainless_sdks import REPAIR_OF as CHAT_REPAIR_OF
+
+LANE: Final = "openai.chat_completions"
+MODEL: Final = "model-a"
+PROVIDER: Final = "azure.ai.inference"
+CHAT_PATH: Final = "/models/chat/completions"
+
+
+def _typed_call(call_id: str) -> ChatCompletionsToolCall:
+    return ChatCompletionsToolCall(id=call_id, function=FunctionCall(name="read", arguments='{"path": "a"}'))
+
+
+BROKEN: Final[dict[str, list[Any]]] = {
+    **CHAT_BROKEN,
+    # the SDK's own typed messages: two parallel calls, one result, then the user spoke
+    "typed": [
+        UserMessage("Read a and b."),
+        AssistantMessage(tool_calls=[_typed_call("call_1"), _typed_call("call_2")]),
+        ToolMessage("a=1", tool_call_id="call_1"),
+        UserMessage("Never mind b; what is in a?"),
+    ],
+}
+REPAIR_OF: Final = {**CHAT_REPAIR_OF, "typed": "missing_result"}
+REFUSAL_OF: Final = {**CHAT_REFUSAL_OF, "typed": CHAT_REFUSAL_OF["interrupted"]}
+CASES: Final = sorted(BROKEN)
+
+
+def _endpoint(sim: Simulator) -> str:
+    """The simulator as an Azure AI Foundry models endpoint."""
+    return f"{sim.base_url}/models"
+
+
+def _client(sim: Simulator, **options: Any) -> ChatCompletionsClient:
+    options.setdefault("retry_total", 0)
+    return ChatCompletionsClient(endpoint=_endpoint(sim), credential=AzureKeyCredential("test-key"), **options)
+
+
+def _chat_requests(sim: Simulator) -> list[Any]:
+    return [r for r in sim.requests if r.path == CHAT_PATH]
+
+
+def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
+    """The simulator accepted one valid request; one ``azure.ai.inference`` span carries the case's repair."""
+    (request,) = _chat_requests(sim)
+    assert request.status == 200
+    assert validate(request.body["messages"], lane=LANE) == []
+    assert messages == BROKEN[case]  # the caller's list is never changed
+    assert all(mine is theirs for mine, theirs in zip(messages, BROKEN[case], strict=True))
+    (span,) = otel.call_spans()
+    attributes = span.attributes or {}
+    assert attributes[names.LANE] == LANE
+    assert attributes[names.PROVIDER] == PROVIDER
+    assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
+    assert attributes[names.GEN_AI_REQUEST_STREAM] is streamed
+    assert attributes[names.REPAIRS_FORMS] == (REPAIR_OF[case],)
+    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # the response (or stream) was read
+    assert names.STREAM_TORN not in attributes
+    (event,) = [e for e in span.events if e.name == names.EVENT_REPAIR]
+    assert (event.attributes or {})[names.REPAIR_FORM] == REPAIR_OF[case]
+    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name=PROVIDER) == 1
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulator, case: str) -> None:
+    """Uninstrumented, the history goes out as written: the 400 comes back as azure-core's ``HttpResponseError``."""
+    with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
+        client.complete(messages=BROKEN[case], model=MODEL)
+    assert refused.value.status_code == 400
+    assert REFUSAL_OF[case] in str(refused.value)
+    (request,) = _chat_requests(sim)
+    assert request.status == 400
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("case", CASES)
+def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
+    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
+) -> None:
+    """Instrumented, the repaired history is served; the SDK's own ``ChatCompletions`` or stream comes back."""
+    otel = instrument()
+    messages = list(BROKEN[case])
+    with _client(sim) as client:
+        if streamed:
+            stream = client.complete(messages=messages, model=MODEL, stream=True)
+            assert isinstance(stream, StreamingChatCompletions)
+            assert [u.choices[0].finish_reason for u in stream][-1] == "stop"
+        else:
+            completion = client.complete(messages=messages, model=MODEL)
+            assert type(completion) is ChatCompletions
+            assert completion.choices[0].finish_reason == "stop"
+    _served(sim, otel, case, messages, streamed=streamed)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("case", CASES)
+async def test_the_async_client_is_repaired_and_served(
+    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
+) -> None:
+    """``azure.ai.inference.aio``'s client: the same repair, the SDK's own response or async stream, one span."""
+    otel = instrument()
+    messages = list(BROKEN[case])
+    credential = AzureKeyCredential("test-key")
+    async with AsyncChatCompletionsClient(endpoint=_endpoint(sim), credential=credential, retry_total=0) as client:
+        if streamed:
+            stream = await client.complete(messages=messages, model=MODEL, stream=True)
+            assert isinstance(stream, AsyncStreamingChatCompletions)
+            assert [u.choices[0].finish_reason async for u in stream][-1] == "stop"
+        else:
+            completion = await client.complete(messages=messages, model=MODEL)
+            assert completion.choices[0].finish_reason == "stop"
+    _served(sim, otel, case, messages, streamed=streamed)
+
+
+def test_a_call_the_sdk_retries_is_one_span(
+    instrument: Instrument, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers 500 once, azure-core's retry policy sends again: two requests, one span and one count."""
+    otel = instrument()
+    answer = sim.answer
+    attempts: list[str] = []
+
+    def busy_once(path: str, raw: bytes) -> Answer:
+        attempts.append(path)
+        if len(attempts) == 1:
+            return Answer(status=500, body={"error": {"message": "try again"}}, headers={"retry-after-ms": "1"})
+        return answer(path, raw)
+
+    monkeypatch.setattr(sim, "answer", busy_once)
+    messages = list(BROKEN["interrupted"])
+    with _client(sim, retry_total=1, retry_backoff_factor=0) as client:
+        client.complete(messages=messages, model=MODEL)
+    assert attempts == [CHAT_PATH, CHAT_PATH]
+    _served(sim, otel, "interrupted", messages, streamed=False)
+
+
+class _FetchingCredential:
+    """A ``TokenCredential`` that fetches its token over HTTP through an azure-core pipeline of its own.
+
+    ``refuse``: it then raises ``ClientAuthenticationError``, as a credential whose token request failed does.
+    ``spans``: whether one of our call spans was current while its request was sent.
+    """
+
+    def __init__(self, sim: Simulator, *, refuse: bool = False) -> None:
+        self._url = f"{sim.base_url}/oauth2/v2.0/token"
+        self._refuse = refuse
+        self.spans: list[bool] = []
+        seen = self.spans
+
+        class Seen(RequestsTransport):  # type: ignore[misc]  # azure-core's requests transport is untyped here
+            def send(self, request: Any, **kwargs: Any) -> Any:
+                seen.append(trace.get_current_span().get_span_context().is_valid)
+                return super().send(request, **kwargs)
+
+        self._pipeline: Pipeline[Any, Any] = Pipeline(transport=Seen())
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        del scopes, kwargs
+        with self._pipeline:
+            self._pipeline.run(HttpRequest("POST", self._url, data={"grant_type": "client_credentials"}))
+        if self._refuse:
+            raise ClientAuthenticationError(message="token request refused")
+        return AccessToken("token", int(time.time()) + 3600)
+
+
+def test_a_credentials_token_request_is_not_the_call(instrument: Instrument, sim: Simulator) -> None:
+    """A ``TokenCredential`` fetches its token while the call is pending: one span, started by the chat request."""
+    otel = instrument()
+    credential = _FetchingCredential(sim)
+    messages = list(BROKEN["interrupted"])
+    with ChatCompletionsClient(endpoint=_endpoint(sim), credential=credential, retry_total=0) as client:
+        client.complete(messages=messages, model=MODEL, enforce_https=False)
+    assert credential.spans == [False]  # no span of ours was current while the token request went out
+    assert [r.path for r in sim.requests] == ["/oauth2/v2.0/token", CHAT_PATH]
+    _served(sim, otel, "interrupted", messages, streamed=False)
+
+
+def test_a_call_whose_credential_fails_after_its_token_request_leaves_no_span(
+    instrument: Instrument, sim: Simulator
+) -> None:
+    """The token request goes out, then the credential raises: no chat request was sent, no span, nothing counted."""
+    otel = instrument()
+    credential = _FetchingCredential(sim, refuse=True)
+    with (
+        ChatCompletionsClient(endpoint=_endpoint(sim), credential=credential, retry_total=0) as client,
+        pytest.raises(ClientAuthenticationError, match="token request refused"),
+    ):
+        client.complete(messages=list(BROKEN["interrupted"]), model=MODEL, enforce_https=False)
+    assert [r.path for r in sim.requests] == ["/oauth2/v2.0/token"]
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
+
+
+def test_a_call_by_body_goes_out_as_written_unrecorded(instrument: Instrument, sim: Simulator) -> None:
+    """``complete(body=...)``, the whole payload the caller wrote: sent unread, refused as written, no span."""
+    otel = instrument()
+    with _client(sim) as client, pytest.raises(HttpResponseError):
+        client.complete(body={"messages": BROKEN["interrupted"], "model": MODEL})
+    (request,) = _chat_requests(sim)
+    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
+    assert otel.call_spans() == []
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
+    instrument: Instrument, sim: Simulator, *, streamed: bool
+) -> None:
+    """Observe mode: the history goes out unchanged, azure-core's ``HttpResponseError`` is raised, the span says so."""
+    otel = instrument(mode="observe")
+    with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
+        client.complete(messages=list(BROKEN["interrupted"]), model=MODEL, stream=streamed)
+    assert type(refused.value) is HttpResponseError
+    (request,) = _chat_requests(sim)
+    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.ERROR_TYPE] == "HttpResponseError"
+    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+
+
+def _patched() -> list[object]:
+    """What is patched for azure-ai-inference: both clients' ``complete``, azure-core's transport runners' ``send``."""
+    return [
+        vars(sync_sdk.ChatCompletionsClient)["complete"],
+        vars(async_sdk.ChatCompletionsClient)["complete"],
+        vars(_TransportRunner)["send"],
+        vars(_AsyncTransportRunner)["send"],
+    ]
+
+
+def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
+    """After ``uninstrument()`` the SDK's ``complete`` and azure-core's ``send`` are the objects they were; refused."""
+    before = _patched()
+    otel = instrument(providers=("azure_ai_inference",))
+    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
+    ToolTurnInstrumentor().uninstrument()
+    assert all(a is b for a, b in zip(before, _patched(), strict=True))
+    with _client(sim) as client, pytest.raises(HttpResponseError):
+        client.complete(messages=list(BROKEN["interrupted"]), model=MODEL)
+    assert otel.call_spans() == []
