@@ -109,7 +109,15 @@ def test_instrumenting_with_a_bogus_mode_variable_records_in_the_default_mode(
 
 def test_each_lane_belongs_to_exactly_one_provider() -> None:
     """The family SDKs' lanes, read from the vocabulary, are every lane once; the Chat SDKs of their own speak Chat."""
-    chat_sdks: tuple[Provider, ...] = ("groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai")
+    chat_sdks: tuple[Provider, ...] = (
+        "groq",
+        "together",
+        "fireworks",
+        "huggingface_hub",
+        "cohere",
+        "mistralai",
+        "ollama",
+    )
     family = sorted(lane for sdk, lanes in LANES_OF.items() if sdk not in chat_sdks for lane in lanes)
     assert family == sorted(set(LANES) - UNINSTRUMENTED_LANES)
     assert [LANES_OF[sdk] for sdk in chat_sdks] == [("openai.chat_completions",)] * len(chat_sdks)
