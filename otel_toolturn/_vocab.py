@@ -99,9 +99,10 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
 
-ReplyFormat = Literal["cohere.chat"]
+ReplyFormat = Literal["cohere.chat", "ollama.chat"]
 """A reply format of its own, answering a request of a lane (``cohere.chat``: Cohere's v2 chat, whose
-request the Chat lane reads, answered by a ``V2ChatResponse`` or its ``chat_stream`` events)."""
+request the Chat lane reads, answered by a ``V2ChatResponse`` or its ``chat_stream`` events;
+``ollama.chat``: Ollama's native ``/api/chat``, answered by one ``ChatResponse`` or NDJSON lines of it)."""
 REPLY_FORMATS: Final[tuple[ReplyFormat, ...]] = get_args(ReplyFormat)
 
 DemoTelemetry = Literal["console", "otlp", "none"]

@@ -161,7 +161,7 @@ LANES_OF: Final[Mapping[Provider, tuple[Lane, ...]]] = {
 own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, ``mistralai``, and ``cohere``'s v2 chat):
 ``openai.chat_completions``."""
 
-REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat"}
+REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat", "ollama": "ollama.chat"}
 """The SDKs whose requests speak a lane but whose responses and stream events are their own format
 (``_vocab.REPLY_FORMATS``): their calls' responses are read in it, not in the lane's."""
 

@@ -18,7 +18,7 @@ from ollama._client import AsyncClient, Client
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, validate
 from otel_toolturn.instrument import ToolTurnInstrumentor, names
-from otel_toolturn.simulator import Simulator
+from otel_toolturn.simulator import ScriptedTurn, Simulator
 from tests.instrument.conftest import Instrument, Otel
 
 LANE: Final = "openai.chat_completions"
@@ -79,6 +79,9 @@ def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, strea
     assert attributes[names.PROVIDER] == "ollama"
     assert attributes[names.GEN_AI_REQUEST_STREAM] is streamed
     assert tuple(sorted(str(form) for form in attributes[names.REPAIRS_FORMS])) == REPAIRS_OF[case]  # type: ignore[union-attr]
+    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # Ollama's own reply was read
+    assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0  # type: ignore[operator]
+    assert names.STREAM_TORN not in attributes
     forms = sorted(str((e.attributes or {})[names.REPAIR_FORM]) for e in span.events if e.name == names.EVENT_REPAIR)
     assert tuple(forms) == REPAIRS_OF[case]
     assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name="ollama") == 1
@@ -168,6 +171,16 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     (span,) = otel.call_spans()
     assert (span.attributes or {})[names.ERROR_TYPE] == "ResponseError"
     assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+
+
+def test_a_stream_that_ends_without_its_done_line_is_torn_on_its_span(instrument: Instrument, sim: Simulator) -> None:
+    """The simulator's stream stops before the ``done`` line: the SDK's lines come back, the span says torn."""
+    otel = instrument()
+    sim.enqueue(ScriptedTurn(text="Nearly.", misbehaviours=("no_finish",)))
+    parts = list(Client(host=sim.base_url).chat(model=MODEL, messages=list(BROKEN["interrupted"]), stream=True))
+    assert not parts[-1].done
+    (span,) = otel.call_spans()
+    assert (span.attributes or {})[names.STREAM_TORN] is True
 
 
 def _patched() -> list[object]:
