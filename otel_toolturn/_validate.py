@@ -16,6 +16,10 @@ Mistral (``dialect="mistral"`` of ``openai.chat_completions``) rule keys: Chat's
 (a turn whose calls and ``tool`` messages do not pair up) for its missing, second and orphan ``tool`` messages,
 and ``invalid_tool_call_id`` (an id of a call or ``tool`` message that is not nine letters and digits).
 
+Ollama (``dialect="ollama"`` of ``openai.chat_completions``, its native ``/api/chat``) rule keys, in neutral words
+(Ollama refuses none of them): ``missing_tool_messages``, ``multiple_tool_messages``, ``orphan_tool_message``
+and ``duplicate_tool_call_id``, with ``tool`` messages matched to calls by ``tool_name`` and order.
+
 Bedrock Converse (``bedrock.converse``) rule keys: ``missing_tool_result`` (a call whose id no leading
 ``toolResult`` of the next message answers), ``unexpected_tool_result`` (a ``toolResult`` answering no call
 of the message before it, or not leading its message), ``duplicate_tool_result``, ``duplicate_tool_use_id``

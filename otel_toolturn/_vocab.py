@@ -7,7 +7,8 @@ its keys are the whole vocabulary.
 - ``Lane``: the wire formats the law speaks.
 - ``Dialect``: a provider's own variant of a lane's rules, told from the client (its SDK, its base URL's
   host), never from the content: ``mistral``, Mistral's Chat Completions (call ids of exactly nine
-  letters and digits; as many ``tool`` messages as calls).
+  letters and digits; as many ``tool`` messages as calls); ``ollama``, Ollama's native ``/api/chat`` (calls
+  usually without ids, ``tool`` messages answering by ``tool_name`` and order).
 - ``RepairForm``: what the tool-turn law restored. The six forms of the law; ``reused_id``, the
   derived id given to a later call that repeats an id in a lane whose API rejects repeats;
   ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
@@ -44,7 +45,7 @@ Lane = Literal[
 ]
 LANES: Final[tuple[Lane, ...]] = get_args(Lane)
 
-Dialect = Literal["mistral"]
+Dialect = Literal["mistral", "ollama"]
 DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
 RepairForm = Literal[
@@ -98,9 +99,10 @@ INCOMPLETE_CAUSES: Final[tuple[IncompleteCause, ...]] = get_args(IncompleteCause
 StreamDropCause = Literal["truncated", "unnamed", "bad_frame"]
 STREAM_DROP_CAUSES: Final[tuple[StreamDropCause, ...]] = get_args(StreamDropCause)
 
-ReplyFormat = Literal["cohere.chat"]
+ReplyFormat = Literal["cohere.chat", "ollama.chat"]
 """A reply format of its own, answering a request of a lane (``cohere.chat``: Cohere's v2 chat, whose
-request the Chat lane reads, answered by a ``V2ChatResponse`` or its ``chat_stream`` events)."""
+request the Chat lane reads, answered by a ``V2ChatResponse`` or its ``chat_stream`` events;
+``ollama.chat``: Ollama's native ``/api/chat``, answered by one ``ChatResponse`` or NDJSON lines of it)."""
 REPLY_FORMATS: Final[tuple[ReplyFormat, ...]] = get_args(ReplyFormat)
 
 DemoTelemetry = Literal["console", "otlp", "none"]

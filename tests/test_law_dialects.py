@@ -1,4 +1,4 @@
-"""The law and ``validate`` in each dialect of a lane: Mistral's Chat Completions.
+"""The law and ``validate`` in each dialect of a lane: Mistral's Chat Completions, Ollama's native chat.
 
 Mistral refuses a call id that is not nine letters and digits, ``Tool call id was call_search but must be
 a-z, A-Z, 0-9, with a length of 9.`` (jackmpcollins/magentic#276, editor-code-assistant/eca#233,
@@ -6,6 +6,10 @@ anomalyco/opencode#1680, karthink/gptel#1203), and a turn whose calls and ``tool
 ``Not the same number of function calls and responses`` (mistralai/client-python#234, mistralai/client-ts#106,
 camel-ai/camel#1467, 567-labs/instructor#724, miquido/draive#398). The properties of every lane hold in the
 dialect too, over id pools that mix ids Mistral accepts with OpenAI's and a framework's own.
+
+Ollama refuses no tool turn; models fed an unanswered call or a result with no call before it lose track of
+the tool (ollama/ollama#11704, taketwo/llm-ollama#72). Its calls usually carry no id: the properties hold over
+id-less transcripts whose calls share a few names, results matched by name and order.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from hypothesis import strategies as st
 
 from otel_toolturn import (
     DIALECTS,
+    INTERRUPTED_RESULT_TEXT,
     Dialect,
     Lane,
     UnknownLaneError,
@@ -38,7 +43,7 @@ from tests.test_law_properties import (
     _strong_property,
     transcripts,
 )
-from tests.transcripts import A, CallBlock, Event, R, U, build
+from tests.transcripts import A, CallBlock, Event, R, U, build, ollama
 
 CHAT: Final[Lane] = "openai.chat_completions"
 MISTRAL: Final[Dialect] = "mistral"
@@ -160,3 +165,108 @@ def test_a_dialect_is_asked_of_its_own_lane_only() -> None:
         validate(messages, lane=CHAT, dialect="cohere")  # type: ignore[arg-type]
     with pytest.raises(UnknownLaneError, match=r"is of openai\.chat_completions, not of anthropic\.messages"):
         ensure_tool_turn_invariants(messages, lane="anthropic.messages", dialect=MISTRAL)
+
+
+OLLAMA: Final[Dialect] = "ollama"
+_OLLAMA_NAMES: Final = ("c0", "c1", "c2", "c3")
+"""The function names Ollama's calls are drawn from (``ollama`` names a call by its pool id): repeats meet."""
+
+
+def _id_less(events: list[Event]) -> list[object]:
+    """Ollama's messages of the events, as its SDK sends them: no call or result carries an id."""
+    return ollama(events)
+
+
+def _with_ids(events: list[Event]) -> list[object]:
+    """Ollama's messages of the events, each call with an ``id`` and each result with its ``tool_call_id``."""
+    return ollama(events, ids=True)
+
+
+def _written_ids(messages: object) -> list[object]:
+    """Every ``id`` of a call and ``tool_call_id`` of a message in an Ollama list."""
+    assert isinstance(messages, list)
+    found: list[object] = [field(message, "tool_call_id") for message in messages if field(message, "role") == "tool"]
+    for message in messages:
+        calls = field(message, "tool_calls")
+        found.extend(field(call, "id") for call in (calls if isinstance(calls, list) else ()))
+    return [value for value in found if value is not None]
+
+
+@_DIALECT
+@given(transcripts(CHAT, _OLLAMA_NAMES))
+def test_ollama_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Ollama, calls without ids matched by name: valid in the dialect, a fixed point, nothing lost unreported."""
+    _check(CHAT, events, make=_id_less, by_name=True, dialect=OLLAMA)
+    assert _written_ids(ensure_tool_turn_invariants(_id_less(events), lane=CHAT, dialect=OLLAMA).messages) == []
+
+
+@_DIALECT
+@given(transcripts(CHAT, _OLLAMA_NAMES))
+def test_ollama_with_ids_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Ollama, calls carrying ids: the same properties, results matched by ``tool_call_id``."""
+    _check(CHAT, events, make=_with_ids, dialect=OLLAMA)
+
+
+@_DIALECT
+@given(_answered(CHAT, _OLLAMA_NAMES).map(lambda case: (case[0], case[1], case[2], _id_less)))
+def test_ollama_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Ollama, calls without ids: view(T + [A] + Δ) starts with view(T); a call's key is its place in its message."""
+    _strong_property(case, CHAT, OLLAMA)
+
+
+@_DIALECT
+@given(_growth(lanes=(CHAT,), ids=_OLLAMA_NAMES))
+def test_ollama_a_list_the_dialect_accepts_is_its_own_view(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
+    """Ollama, calls without ids: a session whose every request validated comes back as the very same list."""
+    _identity_when_valid(case, OLLAMA, _id_less)
+
+
+def test_ollama_calls_of_one_name_are_answered_in_order_and_closed_in_its_spelling() -> None:
+    """Two ``search`` calls, one ``tool`` message: it answers the first; the second gets a close naming its tool."""
+    messages: list[object] = [
+        {"role": "user", "content": "Find both."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "search", "arguments": {"q": "a"}}},
+                {"function": {"name": "search", "arguments": {"q": "b"}}},
+            ],
+        },
+        {"role": "tool", "tool_name": "search", "content": "<a>"},
+        {"role": "user", "content": "and?"},
+    ]
+    (violation,) = validate(messages, lane=CHAT, dialect=OLLAMA)
+    assert (violation.position, violation.rule) == (1, "missing_tool_messages")
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=OLLAMA)
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [("missing_result", ("search#2",))]
+    assert view.messages[2] is messages[2]
+    assert view.messages[3] == {"role": "tool", "tool_name": "search", "content": INTERRUPTED_RESULT_TEXT}
+    assert view.messages[4] is messages[3]
+    assert validate(view.messages, lane=CHAT, dialect=OLLAMA) == []
+
+
+def test_ollama_a_result_with_no_call_before_it_is_left_out_and_a_second_one_folded() -> None:
+    """A ``tool`` message ahead of any call is an orphan; a second one for an answered call is folded into the first."""
+    messages = ollama([R("c0", "<early>"), U("go"), A(CallBlock("c0")), R("c0", "<one>"), R("c0", "<two>")])
+    rules = [v.rule for v in validate(messages, lane=CHAT, dialect=OLLAMA)]
+    assert rules == ["orphan_tool_message", "multiple_tool_messages"]
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=OLLAMA)
+    assert [r.form for r in view.repairs] == ["duplicate_result", "orphan_result"]
+    assert "<early>" not in json.dumps(view.messages)
+    folded = json.dumps(view.messages[-1])
+    assert "<one>" in folded
+    assert "<two>" in folded
+    assert validate(view.messages, lane=CHAT, dialect=OLLAMA) == []
+
+
+def test_ollama_a_call_with_an_id_is_closed_with_it() -> None:
+    """A call carrying an ``id`` is closed with its ``tool_call_id``: written only when the transcript has ids."""
+    messages = ollama([U("go"), A(CallBlock("c0")), U("stop")], ids=True)
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=OLLAMA)
+    assert view.messages[2] == {
+        "role": "tool",
+        "tool_name": "c0",
+        "tool_call_id": "c0",
+        "content": INTERRUPTED_RESULT_TEXT,
+    }

@@ -478,11 +478,18 @@ def test_bedrock_the_request_the_model_answered_is_a_prefix_of_every_later_one(c
 
 
 def _answered_as_sent(
-    lane: Lane, head: list[object], events: list[Event], *, merge_user: bool = False, dialect: Dialect | None = None
+    lane: Lane,
+    head: list[object],
+    events: list[Event],
+    *,
+    merge_user: bool = False,
+    dialect: Dialect | None = None,
+    make: Callable[[list[Event]], list[object]] | None = None,
 ) -> bool:
     """Whether every request a model answer in ``events`` was given (``head`` + the events before it) validates."""
+    wire = make or (lambda e: build(lane, e, merge_user=merge_user))
     return all(
-        validate([*head, *build(lane, events[:k], merge_user=merge_user)], lane=lane, dialect=dialect) == []
+        validate([*head, *wire(events[:k])], lane=lane, dialect=dialect) == []
         for k, event in enumerate(events)
         if isinstance(event, A)
     )
@@ -517,22 +524,28 @@ def test_responses_with_calls_of_every_kind_a_list_the_provider_accepts_is_its_o
     _identity_when_valid(case)
 
 
-def _identity_when_valid(case: tuple[Lane, list[Event], list[Event], bool], dialect: Dialect | None = None) -> None:
+def _identity_when_valid(
+    case: tuple[Lane, list[Event], list[Event], bool],
+    dialect: Dialect | None = None,
+    make: Callable[[list[Event]], list[object]] | None = None,
+) -> None:
+    """``make``: the wire list of the events (default: ``build``, merging user messages as the case says)."""
     lane, events, more, merge_user = case
+    wire = make or (lambda e: build(lane, e, merge_user=merge_user))
     for given_events in (events, events + more):
-        given_list = build(lane, given_events, merge_user=merge_user)
+        given_list = wire(given_events)
         view = ensure_tool_turn_invariants(given_list, lane=lane, dialect=dialect)
         if (
             validate(given_list, lane=lane, dialect=dialect) == []
-            and _answered_as_sent(lane, [], given_events, merge_user=merge_user, dialect=dialect)
+            and _answered_as_sent(lane, [], given_events, merge_user=merge_user, dialect=dialect, make=make)
             and not _text_after_a_call(lane, given_events)
         ):
             assert view.messages is given_list
             assert view.repairs == ()
-        grown = [*view.messages, *build(lane, more)]
+        grown = [*view.messages, *(make or (lambda e: build(lane, e)))(more)]
         if (
             validate(grown, lane=lane, dialect=dialect) == []
-            and _answered_as_sent(lane, list(view.messages), more, dialect=dialect)
+            and _answered_as_sent(lane, list(view.messages), more, dialect=dialect, make=make)
             and not _text_after_a_call(lane, more)
         ):
             again = ensure_tool_turn_invariants(grown, lane=lane, dialect=dialect)

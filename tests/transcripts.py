@@ -9,7 +9,8 @@ between. ``build(lane, events)`` gives the wire list; a result becomes its own m
 Chat) or item (Responses); Gemini: consecutive results share one user content, and
 ``gemini(events, spelling=..., ids=...)`` gives the snake_case dicts or the SDK's typed objects (or a
 mix of the three, one spelling per content), and calls and responses without
-ids (matched by name).
+ids (matched by name); ``ollama(events, ids=...)`` gives Ollama's native messages, each call named by its
+id from the pool (its own name kept in its arguments), so calls and results match by name and order.
 """
 
 from __future__ import annotations
@@ -513,6 +514,41 @@ def gemini(
         user_side = True
     spellings = (spelling,) if isinstance(spelling, str) else tuple(spelling)
     return [_spelled(content, spellings[k % len(spellings)]) for k, content in enumerate(contents)]
+
+
+def ollama(events: list[Event] | tuple[Event, ...], *, ids: bool = False) -> list[object]:
+    """Ollama's ``/api/chat`` messages of ``events``.
+
+    A call's function is named by its call id, its own name kept in its arguments (``tag``); a result is a
+    ``tool`` message naming that function. ``ids``: calls carry their ``id`` and results their
+    ``tool_call_id`` too (Ollama's SDK writes neither).
+    """
+    messages: list[object] = []
+    for event in events:
+        if isinstance(event, U | L):
+            messages.append({"role": "user", "content": event.text})
+            continue
+        if isinstance(event, A):
+            text = "".join(b.text for b in event.blocks if isinstance(b, Text))
+            calls: list[object] = []
+            for block in event.blocks:
+                if isinstance(block, CallBlock):
+                    arguments = {"tag": block.name, **json.loads(block.arguments)}
+                    call: dict[str, object] = {"function": {"name": block.call_id, "arguments": arguments}}
+                    calls.append({"id": block.call_id, **call} if ids else call)
+            message: dict[str, object] = {"role": "assistant", "content": text}
+            if calls:
+                message["tool_calls"] = calls
+            messages.append(message)
+            continue
+        content = (
+            event.output if isinstance(event, R) else event.text if isinstance(event, Rx) else INTERRUPTED_RESULT_TEXT
+        )
+        result: dict[str, object] = {"role": "tool", "tool_name": event.call_id, "content": content}
+        if ids:
+            result["tool_call_id"] = event.call_id
+        messages.append(result)
+    return messages
 
 
 def _spelled(content: dict[str, object], spelling: Spelling) -> object:

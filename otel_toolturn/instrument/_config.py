@@ -39,6 +39,7 @@ Provider = Literal[
     "cohere",
     "mistralai",
     "azure_ai_inference",
+    "ollama",
 ]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
 ``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together``, ``fireworks`` and ``mistralai``:
@@ -47,7 +48,9 @@ code of their own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` 
 ``AsyncInferenceClient``'s, Chat Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere``
 SDK's v2 chat, a Chat-shaped ``messages`` list answered in Cohere's own response and stream format;
 ``azure_ai_inference``: the ``azure-ai-inference`` SDK's ``ChatCompletionsClient.complete``, sync and ``aio``,
-Chat Completions over azure-core's pipeline) and ``litellm``, whose calls it reaches through LiteLLM's
+Chat Completions over azure-core's pipeline; ``ollama``: the ``ollama`` SDK's ``Client.chat`` and
+``AsyncClient.chat``, Ollama's native ``/api/chat`` in the ``ollama`` dialect of the Chat lane, answered in
+Ollama's own response and NDJSON stream format) and ``litellm``, whose calls it reaches through LiteLLM's
 callbacks (``otel_toolturn.integrations``)."""
 PROVIDERS: Final[tuple[Provider, ...]] = get_args(Provider)
 
@@ -64,10 +67,13 @@ ProviderName = Literal[
     "groq",
     "mistral_ai",
     "moonshot_ai",
+    "ollama",
     "perplexity",
     "x_ai",
 ]
-"""The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label), from the registry."""
+"""The ``gen_ai.provider.name`` values a call is recorded with (a closed set: a metric label), from the registry;
+``ollama``, which the registry does not list, is the custom value the conventions ask for when none applies (the
+ollama SDK's calls: Ollama's native API, no other provider's)."""
 
 PROVIDER_BY_HOST: Final[tuple[tuple[str, ProviderName], ...]] = (
     ("openai.azure.com", "azure.ai.openai"),
@@ -119,6 +125,7 @@ NAMES_OF: Final[Mapping[Provider, tuple[ProviderName, ...]]] = {
     "cohere": ("cohere",),
     "mistralai": ("mistral_ai",),
     "azure_ai_inference": ("azure.ai.inference",),
+    "ollama": ("ollama",),
 }
 """The ``gen_ai.provider.name`` values each provider's calls carry on its own lanes (google-genai: by the
 client's backend, the Gemini Developer API or Vertex AI; LiteLLM: the wire's family). LiteLLM's Gemini and
@@ -126,7 +133,9 @@ Vertex calls carry ``gcp.gemini`` / ``gcp.vertex_ai`` on the Gemini lane, record
 Together, Fireworks and Hugging Face have no registry value: their calls are named as an OpenAI-compatible
 host outside ``PROVIDER_BY_HOST`` is, ``openai`` (a client of theirs pointed at a host of the table: that
 host's name). The cohere SDK's calls carry ``cohere``; the azure-ai-inference SDK's, ``azure.ai.inference``
-(whatever endpoint its client is given: the registry's name for the Azure AI Inference API it speaks)."""
+(whatever endpoint its client is given: the registry's name for the Azure AI Inference API it speaks); the ollama
+SDK's, ``ollama`` (an OpenAI client pointed at Ollama's OpenAI-compatible ``/v1`` speaks plain Chat and is named as
+any such host is, ``openai``)."""
 
 _LANE_FAMILY: Final[Mapping[str, Provider]] = {
     "openai": "openai",
@@ -136,7 +145,7 @@ _LANE_FAMILY: Final[Mapping[str, Provider]] = {
 }
 
 _CHAT_SDKS: Final[frozenset[Provider]] = frozenset(
-    {"groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai", "azure_ai_inference"}
+    {"groq", "together", "fireworks", "huggingface_hub", "cohere", "mistralai", "azure_ai_inference", "ollama"}
 )
 """The SDKs of their own whose requests are Chat Completions' ``messages``: the ``openai`` family's
 ``chat_completions`` lane (cohere: its v2 chat, read by the same adapter; its responses are its own)."""
@@ -159,11 +168,11 @@ own (``groq``, ``together``, ``fireworks``, ``huggingface_hub``, ``mistralai``, 
 ``cohere``'s v2 chat):
 ``openai.chat_completions``."""
 
-REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat"}
+REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat", "ollama": "ollama.chat"}
 """The SDKs whose requests speak a lane but whose responses and stream events are their own format
 (``_vocab.REPLY_FORMATS``): their calls' responses are read in it, not in the lane's."""
 
-DIALECT_OF: Final[Mapping[ProviderName, Dialect]] = {"mistral_ai": "mistral"}
+DIALECT_OF: Final[Mapping[ProviderName, Dialect]] = {"mistral_ai": "mistral", "ollama": "ollama"}
 """The dialect of the Chat lane a call's provider enforces, by its ``gen_ai.provider.name``: what the client
 knows (its SDK, its base URL's host), never the content. Any other provider speaks plain Chat."""
 

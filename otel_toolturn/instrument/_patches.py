@@ -45,6 +45,11 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   pipeline's transport runner, azure-core's ``_TransportRunner.send`` / ``_AsyncTransportRunner.send``:
   its send hook. A ``TokenCredential`` fetches its token through a pipeline of its own while the call
   runs, so a call records only the sends of its own client's runner (``PendingCall``'s ``sender``).
+- ollama: ``Client.chat`` and ``AsyncClient.chat`` (``call_or_steps``): Ollama's native ``/api/chat``, its
+  ``messages`` decided in the ``ollama`` dialect of the Chat lane and its responses read in Ollama's own
+  format. Not streamed, the response; with ``stream=True`` a generator (async: a coroutine returning an async
+  generator) whose first step sends. The SDK hands each request to httpx's ``Client.send`` /
+  ``AsyncClient.send`` (it sends with ``Client.stream``, which calls ``send``).
 - The shared sends: an HTTP client's ``send`` that several SDKs hand their requests to is one target
   (``_http_sends``: httpx's for ``HTTPX_SDKS``, httpx2's for ``HTTPX2_SDKS``), patched when any SDK it
   serves is enabled. It records the pending call of any SDK it serves and passes every other send
@@ -84,7 +89,7 @@ import logging
 import sys
 import threading
 import types
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import CoroutineType, ModuleType
@@ -103,10 +108,12 @@ from otel_toolturn.instrument._request import Materialised, decide_request, law_
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
-Kind = Literal["call", "steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
+Kind = Literal["call", "steps", "call_or_steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
-(``is_async``: an async generator) whose first step sends the request. ``stream_manager``: returns a
-manager. ``sdk_span``: a module function of the SDK that starts its own call span (``owner`` empty).
+(``is_async``: an async generator) whose first step sends the request. ``call_or_steps``: a ``call``, or
+with ``stream=True`` a ``steps`` (async: a coroutine that, awaited, sends nothing and returns the async
+generator). ``stream_manager``: returns a manager. ``sdk_span``: a module function of the SDK that starts its
+own call span (``owner`` empty).
 ``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused). ``api_call``:
 botocore's ``_make_api_call``, every operation of every client; only the lane's operations are
 instrumented (``_botocore``). ``gate``: the SDK's method that sends a gated call's request
@@ -228,7 +235,9 @@ def _http_sends(module: str, serves: frozenset[Provider]) -> tuple[Target, ...]:
     )
 
 
-HTTPX_SDKS: Final[frozenset[Provider]] = frozenset({"groq", "together", "fireworks", "cohere", "huggingface_hub"})
+HTTPX_SDKS: Final[frozenset[Provider]] = frozenset(
+    {"groq", "together", "fireworks", "cohere", "huggingface_hub", "ollama"}
+)
 """The SDKs that hand each HTTP request to ``httpx``'s ``Client.send`` / ``AsyncClient.send`` themselves
 (huggingface_hub before 2.0)."""
 HTTPX2_SDKS: Final[frozenset[Provider]] = frozenset({"anthropic", "huggingface_hub", "mistralai"})
@@ -352,6 +361,19 @@ TARGETS: Final[tuple[Target, ...]] = (
             ("azure.core.pipeline._base_async", "_AsyncTransportRunner", True),
         )
     ),
+    *(
+        Target(
+            provider="ollama",
+            module="ollama._client",
+            owner=owner,
+            method="chat",
+            lane=_CHAT,
+            kind="call_or_steps",
+            is_async=is_async,
+            positional=("model", "messages"),
+        )
+        for owner, is_async in (("Client", False), ("AsyncClient", True))
+    ),
     *_http_sends("httpx", HTTPX_SDKS),
     *_http_sends("httpx2", HTTPX2_SDKS),
     _genai("google.genai.models", "Models", "_generate_content", "call", is_async=False),
@@ -390,8 +412,8 @@ _OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fir
 
 
 def result_types(provider: Provider) -> ResultTypes:
-    """The classes ``provider``'s SDK returns for streams and raw responses (cohere: none; it streams by generators)."""
-    if provider == "cohere":
+    """The classes ``provider``'s SDK returns for streams and raw responses (cohere, ollama: none; generators)."""
+    if provider in {"cohere", "ollama"}:
         return ResultTypes(streams=(), async_streams=(), raw=())
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
@@ -526,6 +548,8 @@ def _provider_name(target: Target, instance: object, host: str | None) -> Provid
         return "mistral_ai"
     if target.provider == "azure_ai_inference":
         return "azure.ai.inference"
+    if target.provider == "ollama":
+        return "ollama"
     client = type(getattr(instance, "_client", None)).__name__
     by_class = _PROVIDER_BY_CLIENT.get(client.removeprefix("Async"))
     return by_class if by_class is not None else provider_by_host(host)
@@ -726,6 +750,54 @@ def _async_steps_wrapper(target: Target) -> Callable[..., object]:
     return wrapper
 
 
+def _call_or_steps_wrapper(target: Target) -> Callable[..., object]:
+    call_wrapper, steps_wrapper = _sync_wrapper(target), _steps_wrapper(target)
+
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """With ``stream=True`` the SDK returns a generator whose first step sends (``steps``); else a ``call``."""
+        args, kwargs = _keywords(target, args, kwargs)
+        chosen = steps_wrapper if kwargs.get("stream") is True else call_wrapper
+        return chosen(wrapped, instance, args, kwargs)
+
+    return wrapper
+
+
+async def _async_steps_once_awaited(
+    telemetry: Telemetry,
+    target: Target,
+    wrapped: Callable[..., Awaitable[object]],
+    instance: object,
+    kwargs: dict[str, Any],
+) -> object:
+    """A streamed async call, once it runs: decided now, and the async generator it returns watched."""
+    call, sent = _decided(telemetry, target, instance, kwargs)
+    if call is None:
+        return await wrapped(**sent)
+    steps = await wrapped(**call.kwargs)
+    return watch_async_steps(cast("AsyncIterator[object]", steps), call)
+
+
+def _async_call_or_steps_wrapper(target: Target) -> Callable[..., object]:
+    call_wrapper = _async_wrapper(target)
+
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """With ``stream=True`` the coroutine returns an async generator whose first step sends; else a ``call``."""
+        telemetry = STATE.telemetry
+        args, kwargs = _keywords(target, args, kwargs)
+        if telemetry is None or _INSIDE.get() or kwargs.get("stream") is not True or args:
+            return call_wrapper(wrapped, instance, args, kwargs)
+        if not _law_reads(telemetry, target, kwargs):
+            return wrapped(**kwargs)
+        run = cast(
+            "CoroutineType[Any, Any, object]", _async_steps_once_awaited(telemetry, target, wrapped, instance, kwargs)
+        )
+        run.__name__ = getattr(wrapped, "__name__", run.__name__)
+        run.__qualname__ = getattr(wrapped, "__qualname__", run.__qualname__)
+        return run
+
+    return wrapper
+
+
 def _async_wrapper(target: Target) -> Callable[..., object]:
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = STATE.telemetry
@@ -849,6 +921,8 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
         return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
     if target.kind == "steps":
         return _async_steps_wrapper(target) if target.is_async else _steps_wrapper(target)
+    if target.kind == "call_or_steps":
+        return _async_call_or_steps_wrapper(target) if target.is_async else _call_or_steps_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
 
 
@@ -914,6 +988,7 @@ _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {
     "cohere": "cohere",
     "mistralai": "mistralai",
     "azure_ai_inference": "azure-ai-inference",
+    "ollama": "ollama",
 }
 """The distribution each provider's SDK is installed as."""
 

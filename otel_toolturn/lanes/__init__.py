@@ -17,6 +17,7 @@ from otel_toolturn.lanes import (
     bedrock_converse,
     gemini,
     mistral_chat,
+    ollama_chat,
     openai_chat,
     openai_responses,
     request_parts,
@@ -33,6 +34,7 @@ ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
 
 DIALECT_ADAPTERS: Final[dict[Dialect, openai_chat.OpenAIChat]] = {
     "mistral": mistral_chat.ADAPTER,
+    "ollama": ollama_chat.ADAPTER,
 }
 """Each dialect's adapter: a small adapter on top of its lane's (``openai_chat``), the lane its ``lane``."""
 

@@ -19,7 +19,8 @@ and Vertex spellings (``_gemini.route``: the path's model and method are read as
 ``model`` and ``stream``), and Bedrock Runtime's ``/model/{modelId}/converse`` and
 ``…/converse-stream`` (``_bedrock.route``, the same way), and its ``…/invoke`` and
 ``…/invoke-with-response-stream`` with an Anthropic Messages body (``_bedrock_invoke``: the Anthropic
-lane), and Cohere's ``/v2/chat`` (``_cohere``: the Chat lane's rules, Cohere's replies and 400 body);
+lane), and Cohere's ``/v2/chat`` (``_cohere``: the Chat lane's rules, Cohere's replies and 400 body),
+and Ollama's ``/api/chat`` (``_ollama``: judged in the ``ollama`` dialect, Ollama's reply and NDJSON stream);
 query strings ignored.
 Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
 the last prompts for the cache accounting; for Responses, each reply's whole conversation under its
@@ -56,6 +57,7 @@ from otel_toolturn.simulator import (
     _cohere,
     _gemini,
     _mistral,
+    _ollama,
     _responses,
 )
 from otel_toolturn.simulator._cache import PromptCache, PromptUsage, prompt_units
@@ -75,6 +77,7 @@ WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
             _bedrock.WIRE,
             _bedrock_invoke.WIRE,
             _cohere.WIRE,
+            _ollama.WIRE,
         )
     }
 )

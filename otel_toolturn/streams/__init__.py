@@ -42,6 +42,7 @@ from otel_toolturn.streams.anthropic_messages import AnthropicMessagesObserver
 from otel_toolturn.streams.bedrock_converse import BedrockConverseObserver
 from otel_toolturn.streams.cohere_chat import CohereChatObserver
 from otel_toolturn.streams.gemini import GeminiObserver
+from otel_toolturn.streams.ollama_chat import OllamaChatObserver
 from otel_toolturn.streams.openai_chat import OpenAIChatObserver
 from otel_toolturn.streams.openai_responses import OpenAIResponsesObserver
 
@@ -70,6 +71,8 @@ def observer_for(
     """
     if reply_format == "cohere.chat":
         return CohereChatObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
+    if reply_format == "ollama.chat":
+        return OllamaChatObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     if lane == "anthropic.messages":
         return AnthropicMessagesObserver(requested_model=requested_model, max_output_tokens=max_output_tokens)
     if lane == "openai.chat_completions":
@@ -99,6 +102,10 @@ def check_response(
     """
     if reply_format == "cohere.chat":
         return _response.check_cohere_chat_response(
+            response, requested_model=requested_model, max_output_tokens=max_output_tokens
+        )
+    if reply_format == "ollama.chat":
+        return _response.check_ollama_chat_response(
             response, requested_model=requested_model, max_output_tokens=max_output_tokens
         )
     if lane == "anthropic.messages":
@@ -138,6 +145,7 @@ __all__ = [
     "InputTransformationReason",
     "InputTransformationType",
     "ModelOutputInvalid",
+    "OllamaChatObserver",
     "OpenAIChatObserver",
     "OpenAIResponsesObserver",
     "RepetitionEvent",

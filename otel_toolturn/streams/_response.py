@@ -16,6 +16,8 @@ lane:
   ``MALFORMED_FUNCTION_CALL`` finish counts the call the provider withheld;
 - Cohere's v2 chat (its own reply format): every ``tool_calls`` entry is closed, except the last of a
   response the output cap stopped (``MAX_TOKENS``); its arguments are JSON text;
+- Ollama's native chat (its own reply format): its calls arrive whole (``ollama_chat.slot_of``), each
+  closed unless the output cap stopped the reply (``length``) at the last;
 - ``bedrock.converse``: every ``toolUse`` block of ``output.message`` is closed, except the last
   block of a response the output cap stopped (``max_tokens``); its input must be a JSON object.
 
@@ -46,6 +48,9 @@ from otel_toolturn.streams.bedrock_converse import CAP_STOP as CONVERSE_CAP_STOP
 from otel_toolturn.streams.bedrock_converse import usage_of as converse_usage_of
 from otel_toolturn.streams.cohere_chat import CAP_STOP as COHERE_CAP_STOP
 from otel_toolturn.streams.cohere_chat import usage_of as cohere_usage_of
+from otel_toolturn.streams.ollama_chat import CAP_STOP as OLLAMA_CAP_STOP
+from otel_toolturn.streams.ollama_chat import slot_of as ollama_slot_of
+from otel_toolturn.streams.ollama_chat import usage_of as ollama_usage_of
 from otel_toolturn.streams.openai_chat import CAP_STOP as CHAT_CAP_STOP
 from otel_toolturn.streams.openai_chat import TURN_FINISHED
 from otel_toolturn.streams.openai_chat import usage_of as chat_usage_of
@@ -328,5 +333,27 @@ def check_cohere_chat_response(
         max_output_tokens=max_output_tokens,
         text="".join(_str(field(part, "text")) for part in _list(field(message, "content"))),
         response_id=field(response, "id"),
+        model=ReportedModel(),
+    )
+
+
+def check_ollama_chat_response(
+    response: object, *, requested_model: str | None, max_output_tokens: int | None = None
+) -> StreamReport:
+    """Return the report of one whole Ollama chat reply (the SDK's ``ChatResponse`` or its JSON)."""
+    reason = field(response, "done_reason")
+    message = field(response, "message")
+    calls = field(message, "tool_calls")
+    return _report(
+        slots=[
+            ollama_slot_of(call, index) for index, call in enumerate(calls if isinstance(calls, (list, tuple)) else ())
+        ],
+        reasons=(provider_word(reason),) if type(reason) is str else (),
+        requested_model=requested_model,
+        cap_stop=reason == OLLAMA_CAP_STOP,
+        usage=ollama_usage_of(response),
+        max_output_tokens=max_output_tokens,
+        text=_str(field(message, "content")),
+        response_id=None,
         model=ReportedModel(),
     )

@@ -117,6 +117,7 @@ def test_each_lane_belongs_to_exactly_one_provider() -> None:
         "cohere",
         "mistralai",
         "azure_ai_inference",
+        "ollama",
     )
     family = sorted(lane for sdk, lanes in LANES_OF.items() if sdk not in chat_sdks for lane in lanes)
     assert family == sorted(set(LANES) - UNINSTRUMENTED_LANES)

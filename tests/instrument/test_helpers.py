@@ -397,7 +397,9 @@ def test_patch_table_covers_sync_and_async_alike() -> None:
     asyn = {twin(t) for t in pairs if is_async(t)}
     assert sync == asyn
     for target in pairs:
-        assert target.is_async is (is_async(target) and target.kind in {"call", "send", "gate", "steps"})
+        assert target.is_async is (
+            is_async(target) and target.kind in {"call", "send", "gate", "steps", "call_or_steps"}
+        )
 
 
 def test_another_genai_span_current_at_the_call_gets_the_telemetry(instrument: Instrument, otel: Otel) -> None:

@@ -17,9 +17,12 @@ _MESSAGES: Final[Any] = [{"role": "user", "content": "go"}]
 
 
 def test_the_host_table_names_only_registry_values_and_every_name_has_a_host_or_a_client() -> None:
-    """Each table entry is a closed-set provider name; every name but the SDKs' own is reachable."""
+    """Each table entry is a closed-set provider name; every name but the SDKs' own is reachable by a host.
+
+    ``ollama`` is its SDK's alone: an OpenAI client pointed at Ollama's ``/v1`` speaks plain Chat.
+    """
     assert {name for _, name in PROVIDER_BY_HOST} <= set(get_args(ProviderName))
-    assert set(get_args(ProviderName)) - {name for _, name in PROVIDER_BY_HOST} == {"openai", "anthropic"}
+    assert set(get_args(ProviderName)) - {name for _, name in PROVIDER_BY_HOST} == {"openai", "anthropic", "ollama"}
 
 
 @pytest.mark.parametrize(

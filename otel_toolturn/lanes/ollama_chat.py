@@ -1,0 +1,220 @@
+"""Ollama's dialect of the Chat Completions lane: its native ``/api/chat`` messages, calls matched by name.
+
+An assistant message carries ``tool_calls`` of ``{"function": {"name": ..., "arguments": {...}}}`` (the
+arguments an object, not a string), usually without an ``id``; a result is a ``{"role": "tool", "content":
+..., "tool_name": ...}`` message. So a result answers a call by its tool name and its order, as Gemini's
+unsigned calls are matched (``lanes._gemini_matching``, the one rule shared by reading and ``validate``):
+
+- **Reading.** Each call gets a key from its position within its message alone: its ``id`` when it carries
+  one, else ``<name>#<n>``, the n-th call of that name in the message (``search#1``, ``search#2``). The keys
+  depend on nothing after the message, so the view stays append-stable; the law's reports name calls by them.
+  A ``tool`` message answers, by ``tool_call_id`` when it carries one that a call carries, else by
+  ``tool_name``, the first call of that name in the nearest message that called it which nothing answered
+  yet (a second result for the last such call, when every one was answered).
+- **Writing.** What the law decides is written in Ollama's spelling: a call without a result is closed with
+  ``{"role": "tool", "tool_name": <its name>, "content": <the interrupted text>}``; a ``tool_call_id`` is
+  written only when the call itself carries an ``id``. Calls are never renamed (no id pattern to fit).
+- **Rules.** Ollama itself refuses none of this: the server renders whatever history it is sent into the
+  model's prompt template, and an unanswered call or a result with no call before it is sent as it stands.
+  Models then lose track: a tool result the model sees no call for is read as noise or makes the model call
+  the tool again (ollama/ollama#11704, taketwo/llm-ollama#72). ``validate`` states, in neutral words, the
+  rules the law restores: each assistant message's calls answered by the ``tool`` messages right after it, one
+  each (``missing_tool_messages``, ``multiple_tool_messages``), no id twice in one message
+  (``duplicate_tool_call_id``), and no ``tool`` message that answers no call
+  right before it (``orphan_tool_message``). The simulator refuses with them, as a strict server would.
+
+>>> call = {"function": {"name": "search", "arguments": {"q": "otel"}}}
+>>> [v.rule for v in ADAPTER.validate([{"role": "assistant", "content": "", "tool_calls": [call]}])]
+['missing_tool_messages']
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Container, Sequence
+from typing import Final
+
+from otel_toolturn._errors import ToolTurnInputError
+from otel_toolturn._view import (
+    INTERRUPTED_RESULT_TEXT,
+    OTHER,
+    REPLY,
+    RESULT,
+    TURN,
+    Call,
+    TakenIds,
+    Turn,
+    View,
+    Violation,
+    field,
+)
+from otel_toolturn._vocab import Dialect
+from otel_toolturn.lanes._common import describe, is_list, role_of
+from otel_toolturn.lanes._gemini_matching import Calls, Matcher
+from otel_toolturn.lanes.openai_chat import OpenAIChat
+
+_UNANSWERED_WORDS: Final = (
+    "messages[{position}] calls {names} with no 'tool' message answering it right after; each tool call needs one."
+)
+_REPEAT_WORDS: Final = "messages[{position}].tool_calls repeats the id {call_id}; each call needs its own."
+_SECOND_WORDS: Final = "messages[{position}] is a second 'tool' message for the tool call {name} before it."
+_ORPHAN_WORDS: Final = (
+    "messages[{position}] is a 'tool' message for {name}, which no tool call right before it made; "
+    "a 'tool' message answers a call of the assistant message before it."
+)
+
+
+def _name(call: object) -> str | None:
+    """The call's function name (``None``: absent or empty)."""
+    name = field(field(call, "function"), "name")
+    return name if isinstance(name, str) and name else None
+
+
+def _own_id(item: object, key: str) -> str | None:
+    """The id an item carries under ``key`` (``None``: absent or empty)."""
+    value = field(item, key)
+    return value if isinstance(value, str) and value else None
+
+
+def _calls(message: object, position: int) -> Calls:
+    """The message's tool calls as the matcher reads them: ``(position, call, {"name", "id"})``, in order.
+
+    A call with neither a function name nor an id is rejected, naming where.
+    """
+    calls = field(message, "tool_calls")
+    if not is_list(calls):
+        raise ToolTurnInputError(
+            f"item {position}: 'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
+            position=position,
+        )
+    found: list[tuple[int, object, object]] = []
+    for call in calls:
+        name, call_id = _name(call), _own_id(call, "id")
+        if name is None and call_id is None:
+            raise ToolTurnInputError(
+                f"item {position}: a tool call needs a non-empty string 'function.name', "
+                f"got {describe(field(field(call, 'function'), 'name'))}",
+                position=position,
+            )
+        found.append((position, call, {"name": name, "id": call_id}))
+    return found
+
+
+def _answer(message: object) -> dict[str, str | None]:
+    """A ``tool`` message as the matcher reads a response: the name and the id it answers."""
+    return {"name": _own_id(message, "tool_name"), "id": _own_id(message, "tool_call_id")}
+
+
+class OllamaChat(OpenAIChat):
+    """The Chat Completions adapter in Ollama's spelling, calls matched by name (see the module docstring)."""
+
+    dialect: Dialect | None = "ollama"
+
+    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+        """Assistant messages with calls as turns, other assistant messages replies, ``tool`` messages results.
+
+        A call is keyed by its place in its message, a result by the call it answers; no turn is read clean.
+        """
+        del full  # no turn is read clean: every one is read in full
+        view = View()
+        units, kinds, ids = view.units, view.kinds, view.ids
+        matcher = Matcher()
+        for position, message in enumerate(messages):
+            role = role_of(message)
+            if role == "tool":
+                (key,) = matcher.responses([_answer(message)])
+                ids[len(units)] = key or None
+                units.append(message)
+                kinds.append(RESULT)
+                continue
+            if role == "assistant" and field(message, "tool_calls") is not None:
+                found = _calls(message, position)
+                if found:
+                    keys = matcher.turn(position, found)
+                    calls = [Call(key, call) for key, (_, call, _) in zip(keys, found, strict=True)]
+                    units.append(Turn(position=position, calls=calls, items=(message,)))
+                    kinds.append(TURN)
+                    continue
+            units.append(message)
+            kinds.append(REPLY if role == "assistant" else OTHER)
+        return view
+
+    def fits_id(self, call_id: str) -> bool:
+        """Every key fits: Ollama has no id pattern."""
+        del call_id  # no pattern to fit
+        return True
+
+    def derive_id(self, call_id: str, taken: TakenIds) -> str:
+        """Never asked (every key fits); the Chat lane's derivation, were it."""
+        return super().derive_id(call_id, taken)
+
+    def synthesize(self, call: Call) -> object:
+        """A ``tool`` message naming the call's tool, saying it was interrupted (its ``id``, when it has one)."""
+        call_id = _own_id(call.ref, "id")
+        carried = {"tool_call_id": call_id} if call_id is not None else {}
+        return {"role": "tool", "tool_name": _name(call.ref) or "", **carried, "content": INTERRUPTED_RESULT_TEXT}
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The keys of an assistant message's ``tool_calls``, in order, as ``read`` gives them."""
+        if role_of(item) != "assistant" or field(item, "tool_calls") is None:
+            return ()
+        try:
+            found = _calls(item, 0)
+        except ToolTurnInputError:
+            return ()
+        return tuple(Matcher().turn(0, found))
+
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
+        """The rules the law restores, in neutral words (Ollama enforces none: see the module docstring)."""
+        del chained  # no server-held state continues this lane's transcript
+        violations: list[Violation] = []
+        matcher = Matcher()
+        pending: Counter[str] = Counter()  # the keys of the calls right before, not yet answered
+        named: dict[str, str] = {}  # key -> the call's name, for the words
+        answered: set[str] = set()
+        batch_at = 0
+        for position, message in enumerate(messages):
+            role = role_of(message)
+            if role == "tool":
+                (key,) = matcher.responses([_answer(message)])
+                name = _own_id(message, "tool_name") or _own_id(message, "tool_call_id") or ""
+                if key is not None and pending[key] > 0:
+                    pending[key] -= 1
+                    answered.add(key)
+                elif key is not None and key in answered:
+                    words = _SECOND_WORDS.format(position=position, name=name)
+                    violations.append(Violation(position=position, rule="multiple_tool_messages", message=words))
+                else:
+                    words = _ORPHAN_WORDS.format(position=position, name=name)
+                    violations.append(Violation(position=position, rule="orphan_tool_message", message=words))
+                continue
+            if +pending:
+                violations.append(_unanswered(batch_at, pending, named))
+            pending, answered = Counter(), set()
+            if role == "assistant" and field(message, "tool_calls") is not None:
+                found = _calls(message, position)
+                keys = matcher.turn(position, found)
+                pending = Counter(set(keys))
+                violations.extend(
+                    Violation(
+                        position=position,
+                        rule="duplicate_tool_call_id",
+                        message=_REPEAT_WORDS.format(position=position, call_id=key),
+                    )
+                    for key, count in Counter(keys).items()
+                    if count > 1
+                )
+                named = {key: _name(call) or key for key, (_, call, _) in zip(keys, found, strict=True)}
+                batch_at = position
+        if +pending:
+            violations.append(_unanswered(batch_at, pending, named))
+        return violations
+
+
+def _unanswered(position: int, pending: Counter[str], named: dict[str, str]) -> Violation:
+    names = ", ".join(named[key] for key in pending if pending[key] > 0)
+    words = _UNANSWERED_WORDS.format(position=position, names=names)
+    return Violation(position=position, rule="missing_tool_messages", message=words)
+
+
+ADAPTER: Final[OllamaChat] = OllamaChat()
