@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from typing import Final, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai.types.chat import ChatCompletionMessage
 
 from otel_toolturn import (
     DIALECTS,
@@ -34,10 +35,9 @@ from otel_toolturn import (
     ensure_tool_turn_invariants,
     validate,
 )
-from openai.types.chat import ChatCompletionMessage
 from otel_toolturn._view import field
-from otel_toolturn.lanes import DIALECT_ADAPTERS
 from otel_toolturn.instrument._config import dialect_of, provider_by_host
+from otel_toolturn.lanes import DIALECT_ADAPTERS
 from otel_toolturn.lanes.deepseek_chat import reasoning_words
 from otel_toolturn.lanes.mistral_chat import COUNT_WORDS, id_words
 from tests.test_law_properties import (
@@ -178,16 +178,16 @@ def test_a_dialect_is_asked_of_its_own_lane_only() -> None:
 def _reasoned(events: list[Event]) -> list[object]:
     """The Chat list of the events, each assistant message with a ``reasoning_content`` of its own."""
     return [
-        {**message, "reasoning_content": f"<th{at}>"} if field(message, "role") == "assistant" else message
-        for at, message in enumerate(build(CHAT, events))
+        {**message, "reasoning_content": f"<th{at}>"} if message["role"] == "assistant" else message
+        for at, message in enumerate(cast("list[dict[str, object]]", build(CHAT, events)))
     ]
 
 
 def _some_reasoned(events: list[Event], keep: list[bool]) -> list[object]:
     """The Chat list of the events, the assistant messages picked by ``keep`` (cycled) with a ``reasoning_content``."""
-    messages = build(CHAT, events)
+    messages = cast("list[dict[str, object]]", build(CHAT, events))
     return [
-        {**m, "reasoning_content": f"<th{at}>"} if field(m, "role") == "assistant" and keep[at % len(keep)] else m
+        {**m, "reasoning_content": f"<th{at}>"} if m["role"] == "assistant" and keep[at % len(keep)] else m
         for at, m in enumerate(messages)
     ]
 
@@ -210,7 +210,7 @@ def test_deepseek_view_is_valid_idempotent_deterministic_and_lossless(events: li
 @_DIALECT
 @given(transcripts(CHAT), st.lists(st.booleans(), min_size=1, max_size=5))
 def test_deepseek_a_missing_reasoning_is_reported_never_invented(events: list[Event], keep: list[bool]) -> None:
-    """Some reasoning missing: the view breaks only DeepSeek's reasoning rule, no more often than the input; none invented."""
+    """Some reasoning missing: the view breaks only DeepSeek's reasoning rule, no more than the input; none invented."""
     given_list = _some_reasoned(events, keep)
     view = ensure_tool_turn_invariants(given_list, lane=CHAT, dialect=DEEPSEEK)
     left = validate(view.messages, lane=CHAT, dialect=DEEPSEEK)
@@ -237,7 +237,13 @@ def test_cohere_the_request_the_model_answered_is_a_prefix_of_every_later_one(ca
 
 def test_deepseek_refuses_a_tool_turn_without_reasoning_in_its_words_and_the_law_reports_it() -> None:
     """DeepSeek's words for each assistant message of a tool turn without reasoning; the law cannot invent one."""
-    events: list[Event] = [U("q"), A(CallBlock("call_1", "search")), R("call_1", "<found>"), A(Text("<answer>")), U("ok")]
+    events: list[Event] = [
+        U("q"),
+        A(CallBlock("call_1", "search")),
+        R("call_1", "<found>"),
+        A(Text("<answer>")),
+        U("ok"),
+    ]
     messages = build(CHAT, events)
     assert validate(messages, lane=CHAT) == []
     assert [(v.position, v.message) for v in validate(messages, lane=CHAT, dialect=DEEPSEEK)] == [
@@ -255,7 +261,7 @@ def test_deepseek_refuses_a_tool_turn_without_reasoning_in_its_words_and_the_law
 
 
 def test_every_message_the_law_rewrites_keeps_its_reasoning_content() -> None:
-    """A turn rewritten (a repeated call dropped, an id renamed, a close added) keeps ``reasoning_content``, dict or typed."""
+    """A turn rewritten (a repeated call dropped, an id renamed, a close added) keeps ``reasoning_content``."""
     calls = [
         {"id": i, "type": "function", "function": {"name": f"f{n}", "arguments": "{}"}}
         for n, i in enumerate(("c1", "c1", "x" * 50))
@@ -272,7 +278,7 @@ def test_every_message_the_law_rewrites_keeps_its_reasoning_content() -> None:
 
 
 def test_the_dialect_is_chosen_from_the_host_or_the_sdk_never_from_content() -> None:
-    """``api.deepseek.com`` is DeepSeek's dialect, the cohere SDK Cohere's; an OpenAI client to Cohere's host is plain Chat."""
+    """``api.deepseek.com`` is DeepSeek's dialect, the cohere SDK Cohere's; an OpenAI client to Cohere is plain Chat."""
     assert dialect_of(CHAT, provider_by_host("api.deepseek.com")) == DEEPSEEK
     assert dialect_of(CHAT, provider_by_host("api.cohere.com")) is None
     assert dialect_of(CHAT, provider_by_host("api.cohere.com"), "cohere") == COHERE

@@ -55,7 +55,9 @@ class ErrorBody(TypedDict):
 
 def error_body(message: str) -> ErrorBody:
     """DeepSeek's error body for an invalid chat request."""
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
+    }
 
 
 WIRE = Wire(

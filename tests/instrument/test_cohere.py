@@ -261,7 +261,7 @@ ONE_ROUND: Final[list[Any]] = [
 
 
 def test_withheld_tools_are_cohere_s_none(instrument: Instrument, sim: Simulator) -> None:
-    """``max_tool_rounds`` reached: the cohere SDK sends v2 chat's ``tool_choice`` ``NONE`` (its only "no tool"), served."""
+    """``max_tool_rounds`` reached: the cohere SDK sends v2 chat's ``tool_choice`` ``NONE``, its "no tool"; served."""
     otel = instrument(max_tool_rounds=1)
     with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
         made.chat(model=MODEL, messages=ONE_ROUND, tools=TOOLS)
@@ -274,7 +274,7 @@ def test_withheld_tools_are_cohere_s_none(instrument: Instrument, sim: Simulator
 
 
 def test_a_caller_s_none_is_read_as_tools_withheld(instrument: Instrument, sim: Simulator) -> None:
-    """A caller's own ``tool_choice="NONE"`` through the cohere SDK: recorded as withheld by the caller, sent as written."""
+    """A caller's own ``tool_choice="NONE"`` through the cohere SDK: recorded as the caller's, sent as written."""
     otel = instrument()
     with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
         made.chat(model=MODEL, messages=ONE_ROUND[:1], tools=TOOLS, tool_choice="NONE")

@@ -18,15 +18,17 @@ import pytest
 from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
 
 MODEL: Final = "deepseek-v4-pro"
-TOOLS: Final = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+TOOLS: Final[list[Any]] = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
 
 
 def test_deepseek_refuses_a_tool_turn_sent_back_without_its_reasoning(sim: Simulator) -> None:
-    """The openai SDK to DeepSeek: the tool-call message without ``reasoning_content`` is DeepSeek's 400, in its words."""
+    """The openai SDK to DeepSeek: a tool-call message without ``reasoning_content`` is DeepSeek's 400, its words."""
     sim.enqueue(ScriptedTurn(calls=(ScriptedCall(name="search"),)))
     with openai.OpenAI(base_url=sim.deepseek_base_url, api_key="test", max_retries=0) as client:
         first = client.chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "Search."}], tools=TOOLS  # type: ignore[list-item]
+            model=MODEL,
+            messages=[{"role": "user", "content": "Search."}],
+            tools=TOOLS,
         )
         message = first.choices[0].message
         call = message.tool_calls[0]  # type: ignore[index]
@@ -37,7 +39,7 @@ def test_deepseek_refuses_a_tool_turn_sent_back_without_its_reasoning(sim: Simul
             result,
         ]
         with pytest.raises(openai.BadRequestError) as refused:
-            client.chat.completions.create(model=MODEL, messages=dropped, tools=TOOLS)  # type: ignore[arg-type]
+            client.chat.completions.create(model=MODEL, messages=dropped, tools=TOOLS)
         assert refused.value.body == {
             "message": "Missing `reasoning_content` field in the assistant message at message index 1. "
             "For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
@@ -47,6 +49,6 @@ def test_deepseek_refuses_a_tool_turn_sent_back_without_its_reasoning(sim: Simul
         }
         kept: list[Any] = [dropped[0], message.model_dump(exclude_none=True), result]
         assert kept[1]["reasoning_content"]  # the reply carried thinking mode's reasoning
-        client.chat.completions.create(model=MODEL, messages=kept, tools=TOOLS)  # type: ignore[arg-type]
+        client.chat.completions.create(model=MODEL, messages=kept, tools=TOOLS)
     assert [r.status for r in sim.requests] == [200, 400, 200]
     assert [r.path for r in sim.requests] == ["/deepseek/chat/completions"] * 3
