@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from typing_extensions import assert_never
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane
+from otel_toolturn import INTERRUPTED_RESULT_TEXT, Dialect, Lane
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -442,6 +442,28 @@ class _Chat(_Maker):
             return None
         cut = self.rng.randrange(1, len(calls))
         return [{**message, "tool_calls": calls[:cut]}, {**message, "tool_calls": calls[cut:]}]
+
+
+_MISTRAL_IDS: Final = ("D681PevKs", "aB3dE6gH9", "c0", "functions.lookup:0")
+"""Two ids Mistral accepts, a short one and a framework's: renames meet kept ids."""
+
+
+class _MistralChat(_Chat):
+    """Chat for Mistral: ids drawn from a pool that mixes ids Mistral accepts with ids it refuses."""
+
+    def call_id(self) -> str:
+        return self.rng.choice(_MISTRAL_IDS[:3])
+
+
+class _DeepSeekChat(_Chat):
+    """Chat for DeepSeek in thinking mode: most assistant messages carry a ``reasoning_content`` marker."""
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Chat's answer, with its reasoning four times in five."""
+        return [
+            {**_dict(m), "reasoning_content": self.marker("th")} if self.rng.random() < 0.8 else m
+            for m in super().answer(call_ids)
+        ]
 
 
 class _Responses(_Maker):
@@ -1016,9 +1038,15 @@ def _put(make: _Maker, items: list[object], fault: Fault) -> bool:
     return True
 
 
-def transcript(lane: Lane, flavour: Flavour, rng: random.Random) -> Transcript:
-    """One generated transcript of ``flavour`` in ``lane``, drawn from ``rng``."""
-    make = _MAKERS[lane](rng)
+DIALECT_MAKERS: Final[Mapping[Dialect, Callable[[random.Random], _Maker]]] = MappingProxyType(
+    {"mistral": _MistralChat, "deepseek": _DeepSeekChat, "cohere": _Chat}
+)
+"""Each dialect's maker (a maker of its lane): Mistral's id pool, DeepSeek's reasoning; Cohere's messages are Chat's."""
+
+
+def transcript(lane: Lane, flavour: Flavour, rng: random.Random, dialect: Dialect | None = None) -> Transcript:
+    """One generated transcript of ``flavour`` in ``lane`` (in ``dialect``, if given), drawn from ``rng``."""
+    make = _MAKERS[lane](rng) if dialect is None else DIALECT_MAKERS[dialect](rng)
     items: list[object] = []
     if flavour == "near":
         for _ in range(rng.randint(1, 6)):

@@ -37,6 +37,13 @@ SDK builds a message's bytes from that message alone, so when they arrive whole,
 token, the whole view's request holds them the same way; only when they do not are the whole view
 and the whole input sent and compared.
 
+The dialects of the Chat lane (``DIALECTS``: Mistral's, DeepSeek's, Cohere's) have rows of their own,
+``<flavour> (<dialect>)``: Chat transcripts with the dialect's features (Mistral: ids it accepts mixed with
+ids it refuses; DeepSeek: most assistant messages with a ``reasoning_content`` marker), decided and
+checked in the dialect (its ``validate``; DeepSeek's ``missing_reasoning_content`` is a rule the law cannot
+repair, passed through). On the wire they go through the openai SDK's Chat client, as a client pointed at
+the provider's base URL sends them; the mistralai and cohere SDKs are not in the fuzz.
+
 Run: ``python -m bench.fuzz`` (100,000 per lane and flavour: a maintainer's soak, about two hours of
 CPU with the wire check, twenty minutes without), or ``--count N``, ``--lane LANE``, ``--flavour
 FLAVOUR``, ``--no-wire``, ``--examples`` (the smallest transcript, by its JSON, of each failing row
@@ -61,13 +68,16 @@ from typing import Any, Final, Literal, get_args
 
 from bench._fuzz_make import FLAVOURS, SPELLINGS, Flavour, Transcript, transcript
 from otel_toolturn import (
+    DIALECTS,
     INTERRUPTED_RESULT_TEXT,
     LANES,
+    Dialect,
     Lane,
     ToolTurnInputError,
     ensure_tool_turn_invariants,
     validate,
 )
+from otel_toolturn.lanes import DIALECT_ADAPTERS
 
 Outcome = Literal[
     "checked",
@@ -89,7 +99,9 @@ WIRE_FAILURES: Final[tuple[Outcome, ...]] = ("unsendable", "warned on the wire",
 
 CONTENT_RULES: Final = frozenset({"empty_message", "empty_text", "empty_parts"})
 """Rules about content, not tool turns: a violation of them the caller sent passes through as sent."""
-UNREPAIRED_RULES: Final = frozenset({"call_turn_position", "roles_not_alternating", "first_message_not_user"})
+UNREPAIRED_RULES: Final = frozenset(
+    {"call_turn_position", "roles_not_alternating", "first_message_not_user", "missing_reasoning_content"}
+)
 """Tool-turn rules the law documents it does not repair: Gemini's call turn at the start of ``contents``
 (the law would have to invent a user turn); Bedrock's two messages of one role in a row, or an assistant
 message first, that the caller sent (the law merges only what it writes). A violation of them the caller
@@ -240,11 +252,14 @@ def wire_outcome(lane: Lane, items: list[object], view: Sequence[object] | str, 
     return "checked"
 
 
-def check(lane: Lane, items: list[object], *, sender: Sender | None = None) -> Outcome:
-    """The outcome of one transcript (see ``OUTCOMES``); ``sender``: also what the SDK puts on the wire."""
+def check(lane: Lane, items: list[object], *, sender: Sender | None = None, dialect: Dialect | None = None) -> Outcome:
+    """The outcome of one transcript (see ``OUTCOMES``); ``sender``: also what the SDK puts on the wire.
+
+    ``dialect``: decided and checked in the provider's variant of the lane's rules.
+    """
     before = copy.deepcopy(items)
     try:
-        view = ensure_tool_turn_invariants(items, lane=lane)
+        view = ensure_tool_turn_invariants(items, lane=lane, dialect=dialect)
     except ToolTurnInputError:
         return "refused"
     except Exception:
@@ -252,13 +267,13 @@ def check(lane: Lane, items: list[object], *, sender: Sender | None = None) -> O
     if items != before:
         return "mutated"
     try:
-        broken = Counter(v.rule for v in validate(view.messages, lane=lane))
-        sent = Counter(v.rule for v in validate(items, lane=lane) if v.rule in PASSED_THROUGH)
+        broken = Counter(v.rule for v in validate(view.messages, lane=lane, dialect=dialect))
+        sent = Counter(v.rule for v in validate(items, lane=lane, dialect=dialect) if v.rule in PASSED_THROUGH)
         if any(rule not in PASSED_THROUGH for rule in broken) or broken.total() > sent.total():
             return "invalid output"
         if any(broken[rule] > sent[rule] for rule in UNREPAIRED_RULES):
             return "invalid output"
-        again = ensure_tool_turn_invariants(view.messages, lane=lane)
+        again = ensure_tool_turn_invariants(view.messages, lane=lane, dialect=dialect)
     except Exception:
         return "internal error"
     if again.repairs or again.messages is not view.messages:
@@ -328,8 +343,12 @@ def run(
     lanes: Sequence[Lane] = LANES,
     flavours: Sequence[Flavour] = FLAVOURS,
     wire: bool = True,
+    dialects: Sequence[Dialect] = DIALECTS,
 ) -> Run:
-    """``count`` transcripts per lane and flavour, each lane and flavour from its own seeded generator."""
+    """``count`` transcripts per lane and flavour, each lane and flavour from its own seeded generator.
+
+    Each of ``dialects`` whose lane is among ``lanes``: ``count`` more per flavour, in rows of their own.
+    """
     sender = Sender() if wire else None
     rows: dict[tuple[Lane, str], Tally] = {}
     seconds: dict[Lane, float] = {}
@@ -342,6 +361,14 @@ def run(
                     made = transcript(lane, flavour, rng)
                     outcome = check(lane, made.items, sender=sender)
                     rows.setdefault((lane, row_name(flavour, made)), Tally()).add(outcome, made)
+                for dialect in dialects:
+                    if DIALECT_ADAPTERS[dialect].lane != lane:
+                        continue
+                    rng = random.Random(f"{seed}:{lane}:{dialect}:{flavour}")
+                    for _ in range(count):
+                        made = transcript(lane, flavour, rng, dialect)
+                        outcome = check(lane, made.items, sender=sender, dialect=dialect)
+                        rows.setdefault((lane, f"{flavour} ({dialect})"), Tally()).add(outcome, made)
             seconds[lane] = time.process_time() - started
     finally:
         if sender is not None:
@@ -349,9 +376,12 @@ def run(
     return Run(rows=dict(sorted(rows.items(), key=lambda kv: _row_order(*kv[0]))), seconds=seconds, count=count)
 
 
-def _row_order(lane: Lane, generator: str) -> tuple[int, int, int]:
+def _row_order(lane: Lane, generator: str) -> tuple[int, int, int, int]:
+    generator, _, dialect = generator.partition(" (")
     flavour, _, spelling = generator.partition(", ")
-    return LANES.index(lane), FLAVOURS.index(flavour), SPELLINGS.index(spelling) if spelling else -1
+    dialects: tuple[str, ...] = DIALECTS
+    order = dialects.index(dialect.rstrip(")")) if dialect else -1
+    return LANES.index(lane), order, FLAVOURS.index(flavour), SPELLINGS.index(spelling) if spelling else -1
 
 
 _SHORT: Final[dict[Outcome, str]] = {
@@ -367,14 +397,14 @@ _SHORT: Final[dict[Outcome, str]] = {
 def table(result: Run) -> str:
     """The outcomes, one row per lane and generator, then each lane's CPU seconds per 1,000 transcripts."""
     heads = [_SHORT.get(o, o) for o in OUTCOMES]
-    header = f"{'lane':<24} {'generator':<17}" + "".join(f"{h:>12}" for h in heads)
+    header = f"{'lane':<24} {'generator':<22}" + "".join(f"{h:>12}" for h in heads)
     rows = [header, "-" * len(header)]
     for (lane, generator), tally in result.rows.items():
-        rows.append(f"{lane:<24} {generator:<17}" + "".join(f"{tally.counts[o]:>12,}" for o in OUTCOMES))
-    flavours = len({generator.split(",")[0] for _, generator in result.rows})
+        rows.append(f"{lane:<24} {generator:<22}" + "".join(f"{tally.counts[o]:>12,}" for o in OUTCOMES))
     rows.append("")
     for lane, seconds in result.seconds.items():
-        per = seconds / max(1, result.count * flavours) * 1000
+        generators = len({generator.split(",")[0] for row_lane, generator in result.rows if row_lane == lane})
+        per = seconds / max(1, result.count * generators) * 1000
         rows.append(f"{lane}: {per:.2f} s of CPU per 1,000 transcripts")
     return "\n".join(rows)
 
@@ -396,6 +426,8 @@ def main() -> None:
     parser.add_argument("--lane", choices=LANES, action="append", help="only this lane (repeatable)")
     parser.add_argument("--flavour", choices=FLAVOURS, action="append", help="only this flavour (repeatable)")
     parser.add_argument("--no-wire", action="store_true", help="leave out what the SDKs put on the wire")
+    parser.add_argument("--dialect", choices=DIALECTS, action="append", help="only this dialect (repeatable)")
+    parser.add_argument("--no-dialects", action="store_true", help="leave out the dialects' rows")
     parser.add_argument("--examples", action="store_true", help="print the smallest transcript of each failure")
     args = parser.parse_args()
     result = run(
@@ -404,6 +436,7 @@ def main() -> None:
         lanes=args.lane or LANES,
         flavours=args.flavour or FLAVOURS,
         wire=not args.no_wire,
+        dialects=() if args.no_dialects else args.dialect or DIALECTS,
     )
     print(table(result))
     failures = sum(n for counts in result.failures().values() for n in counts.values())

@@ -15,6 +15,9 @@ turn without a thought signature: checked on every turn, since each was once the
 Mistral (``dialect="mistral"`` of ``openai.chat_completions``) rule keys: Chat's, with ``function_call_count``
 (a turn whose calls and ``tool`` messages do not pair up) for its missing, second and orphan ``tool`` messages,
 and ``invalid_tool_call_id`` (an id of a call or ``tool`` message that is not nine letters and digits).
+DeepSeek (``dialect="deepseek"``): Chat's, with ``missing_reasoning_content`` (an assistant message of a turn
+with tool calls without its ``reasoning_content``: reported, never repaired). Cohere (``dialect="cohere"``):
+Chat's, in Cohere's words (``invalid request: `` ahead of them).
 
 Ollama (``dialect="ollama"`` of ``openai.chat_completions``, its native ``/api/chat``) rule keys, in neutral words
 (Ollama refuses none of them): ``missing_tool_messages``, ``multiple_tool_messages``, ``orphan_tool_message``

@@ -8,7 +8,9 @@ its keys are the whole vocabulary.
 - ``Dialect``: a provider's own variant of a lane's rules, told from the client (its SDK, its base URL's
   host), never from the content: ``mistral``, Mistral's Chat Completions (call ids of exactly nine
   letters and digits; as many ``tool`` messages as calls); ``ollama``, Ollama's native ``/api/chat`` (calls
-  usually without ids, ``tool`` messages answering by ``tool_name`` and order).
+  usually without ids, ``tool`` messages answering by ``tool_name`` and order); ``deepseek``, DeepSeek's in
+  thinking mode (an assistant message of a turn with tool calls carries its ``reasoning_content``);
+  ``cohere``, Cohere's v2 chat (``tool_choice`` ``NONE``; its words after ``invalid request: ``).
 - ``RepairForm``: what the tool-turn law restored. The six forms of the law; ``reused_id``, the
   derived id given to a later call that repeats an id in a lane whose API rejects repeats;
   ``invalid_id``, the derived id given to a call whose id the API's id pattern refuses; and the
@@ -45,7 +47,7 @@ Lane = Literal[
 ]
 LANES: Final[tuple[Lane, ...]] = get_args(Lane)
 
-Dialect = Literal["mistral", "ollama"]
+Dialect = Literal["mistral", "ollama", "deepseek", "cohere"]
 DIALECTS: Final[tuple[Dialect, ...]] = get_args(Dialect)
 
 RepairForm = Literal[

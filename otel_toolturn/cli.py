@@ -38,7 +38,8 @@ then a ``system``/``developer`` role message → Chat Completions. A list with n
 tool turn to judge: it is read as Chat Completions and the report says the lane was a guess.
 
 ``--dialect`` judges in a provider's variant of its lane's rules (``mistral``: Mistral's Chat
-Completions, its id pattern and its words), and names the lane itself (a ``--lane`` of another lane
+Completions, its id pattern and its words; ``deepseek``: thinking mode's ``reasoning_content``; ``cohere``:
+Cohere's words), and names the lane itself (a ``--lane`` of another lane
 is a usage error).
 
 Exit codes (the highest over all transcripts): 0 clean; 1 repaired without loss; 2 a lossy

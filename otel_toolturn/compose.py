@@ -62,8 +62,8 @@ except ImportError:  # pragma: no cover - the standard encoder writes the canoni
 
 from otel_toolturn._errors import ToolTurnInputError, UnsupportedLaneError
 from otel_toolturn._view import CLEAN, TURN, SystemPromptPiece
-from otel_toolturn._vocab import LANES, Lane
-from otel_toolturn.lanes import adapter_for, gemini, listed, openai_responses, request_parts
+from otel_toolturn._vocab import LANES, Dialect, Lane
+from otel_toolturn.lanes import DIALECT_ADAPTERS, adapter_for, gemini, listed, openai_responses, request_parts
 
 ToolsWithheld = Literal["wrap-up", "evidence-revision"]
 """Why the tools rule withholds a call's tools: the out-of-budget wrap-up, or tools off after revision."""
@@ -126,12 +126,13 @@ TOOL_CHOICE_LANES: Final[tuple[Lane, ...]] = tuple(
 ``auto``, ``any`` or one ``tool``, and whose ``toolConfig`` must stay while the messages hold tool blocks."""
 
 
-def tool_choice_none(lane: Lane) -> object:
+def tool_choice_none(lane: Lane, dialect: Dialect | None = None) -> object:
     """The lane's own spelling of "call no tool": ``tool_choice`` (google-genai: ``config.tool_config``).
 
-    A lane outside ``TOOL_CHOICE_LANES`` has none: ``UnsupportedLaneError``.
+    ``dialect``: the provider's variant of the lane's rules (``cohere``: ``"NONE"``). A lane outside
+    ``TOOL_CHOICE_LANES`` has none: ``UnsupportedLaneError``.
     """
-    none = adapter_for(lane).tool_choice_none()
+    none = adapter_for(lane, dialect).tool_choice_none()
     if none is None:
         raise UnsupportedLaneError(
             f"{lane} has no tool choice that calls no tool; lanes that have one: {', '.join(TOOL_CHOICE_LANES)}"
@@ -158,22 +159,26 @@ def request_tool_choice(request: Mapping[str, object], *, lane: Lane) -> object:
     return adapter_for(lane).tool_choice(request)
 
 
-def with_tools_withheld(request: Mapping[str, object], *, lane: Lane) -> dict[str, object]:
+def with_tools_withheld(
+    request: Mapping[str, object], *, lane: Lane, dialect: Dialect | None = None
+) -> dict[str, object]:
     """A copy of ``request`` that calls no tool, in the lane's spelling (``tool_choice_none``); never in place.
 
     The tool definitions stay, so a prompt cache keyed on them still holds. google-genai: the
-    ``config`` (a dict or the SDK's typed config, copied) gets ``tool_config`` set.
+    ``config`` (a dict or the SDK's typed config, copied) gets ``tool_config`` set. ``dialect``: in the
+    provider's spelling (``cohere``: ``"NONE"``).
     """
-    return adapter_for(lane).with_tool_choice(request, tool_choice_none(lane))
+    return adapter_for(lane, dialect).with_tool_choice(request, tool_choice_none(lane, dialect))
 
 
 def caller_withheld_tools(tool_choice: object) -> bool:
     """Whether a caller's tool choice already says "no tool".
 
-    ``"none"``, ``{"type": "none"}``, or google-genai's ``tool_config`` whose
-    ``function_calling_config.mode`` is ``NONE``.
+    ``"none"``, ``{"type": "none"}``, google-genai's ``tool_config`` whose
+    ``function_calling_config.mode`` is ``NONE``, or a dialect's (Cohere's ``"NONE"``).
     """
-    return any(adapter_for(lane).says_no_tool(tool_choice) for lane in LANES)
+    adapters = (*(adapter_for(lane) for lane in LANES), *DIALECT_ADAPTERS.values())
+    return any(adapter.says_no_tool(tool_choice) for adapter in adapters)
 
 
 def contributing_pieces(pieces: Sequence[SystemPromptPiece]) -> tuple[SystemPromptPiece, ...]:

@@ -1,4 +1,4 @@
-"""The law and ``validate`` in each dialect of a lane: Mistral's Chat Completions, Ollama's native chat.
+"""The law and ``validate`` in each dialect of a lane: Mistral's, DeepSeek's, Cohere's and Ollama's Chat.
 
 Mistral refuses a call id that is not nine letters and digits, ``Tool call id was call_search but must be
 a-z, A-Z, 0-9, with a length of 9.`` (jackmpcollins/magentic#276, editor-code-assistant/eca#233,
@@ -10,17 +10,26 @@ dialect too, over id pools that mix ids Mistral accepts with OpenAI's and a fram
 Ollama refuses no tool turn; models fed an unanswered call or a result with no call before it lose track of
 the tool (ollama/ollama#11704, taketwo/llm-ollama#72). Its calls usually carry no id: the properties hold over
 id-less transcripts whose calls share a few names, results matched by name and order.
+
+DeepSeek in thinking mode refuses an assistant message of a turn with tool calls that lacks its
+``reasoning_content``, ``Missing `reasoning_content` field in the assistant message at message index 2. For
+more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls``
+(https://api-docs.deepseek.com/guides/thinking_mode, hotovo/aider-desk#529, continuedev/continue#10193,
+CherryHQ/cherry-studio#11751): the law keeps the field on every message it writes, and reports a missing
+one, which it cannot invent. Cohere's v2 chat states Chat's rules after ``invalid request: ``
+(oracle/langchain-oracle#10).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from typing import Final, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai.types.chat import ChatCompletionMessage
 
 from otel_toolturn import (
     DIALECTS,
@@ -32,7 +41,9 @@ from otel_toolturn import (
     validate,
 )
 from otel_toolturn._view import field
+from otel_toolturn.instrument._config import dialect_of, provider_by_host
 from otel_toolturn.lanes import DIALECT_ADAPTERS
+from otel_toolturn.lanes.deepseek_chat import reasoning_words
 from otel_toolturn.lanes.mistral_chat import COUNT_WORDS, id_words
 from tests.test_law_properties import (
     Answered,
@@ -43,10 +54,12 @@ from tests.test_law_properties import (
     _strong_property,
     transcripts,
 )
-from tests.transcripts import A, CallBlock, Event, R, U, build, ollama
+from tests.transcripts import A, CallBlock, Event, R, Text, U, build, ollama
 
 CHAT: Final[Lane] = "openai.chat_completions"
 MISTRAL: Final[Dialect] = "mistral"
+DEEPSEEK: Final[Dialect] = "deepseek"
+COHERE: Final[Dialect] = "cohere"
 PATTERN: Final = re.compile(r"^[a-zA-Z0-9]{9}$")
 MISTRAL_IDS: Final = ("D681PevKs", "aB3dE6gH9", "call_abc", "c0")
 """Two ids Mistral accepts, an OpenAI-style id and a short framework id: renames meet kept ids."""
@@ -161,8 +174,8 @@ def test_an_id_over_chats_limit_is_stated_once_in_mistrals_words() -> None:
 def test_a_dialect_is_asked_of_its_own_lane_only() -> None:
     """An unknown dialect, or a dialect of another lane, is a typed error naming what is known."""
     messages = [{"role": "user", "content": "hi"}]
-    with pytest.raises(UnknownLaneError, match="expected one of mistral"):
-        validate(messages, lane=CHAT, dialect="cohere")  # type: ignore[arg-type]
+    with pytest.raises(UnknownLaneError, match="expected one of mistral, deepseek, cohere"):
+        validate(messages, lane=CHAT, dialect="groq")  # type: ignore[arg-type]
     with pytest.raises(UnknownLaneError, match=r"is of openai\.chat_completions, not of anthropic\.messages"):
         ensure_tool_turn_invariants(messages, lane="anthropic.messages", dialect=MISTRAL)
 
@@ -270,3 +283,124 @@ def test_ollama_a_call_with_an_id_is_closed_with_it() -> None:
         "tool_call_id": "c0",
         "content": INTERRUPTED_RESULT_TEXT,
     }
+
+
+def _reasoned(events: list[Event]) -> list[object]:
+    """The Chat list of the events, each assistant message with a ``reasoning_content`` of its own."""
+    return [
+        {**message, "reasoning_content": f"<th{at}>"} if message["role"] == "assistant" else message
+        for at, message in enumerate(cast("list[dict[str, object]]", build(CHAT, events)))
+    ]
+
+
+def _some_reasoned(events: list[Event], keep: list[bool]) -> list[object]:
+    """The Chat list of the events, the assistant messages picked by ``keep`` (cycled) with a ``reasoning_content``."""
+    messages = cast("list[dict[str, object]]", build(CHAT, events))
+    return [
+        {**m, "reasoning_content": f"<th{at}>"} if m["role"] == "assistant" and keep[at % len(keep)] else m
+        for at, m in enumerate(messages)
+    ]
+
+
+def _reasonings(messages: object) -> list[str]:
+    """The ``reasoning_content`` of each assistant message that has one, in order."""
+    assert isinstance(messages, (list, tuple))
+    return [str(field(m, "reasoning_content")) for m in messages if field(m, "reasoning_content") is not None]
+
+
+@_DIALECT
+@given(transcripts(CHAT))
+def test_deepseek_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """DeepSeek, every assistant message reasoned: the view validates in the dialect and keeps each reasoning."""
+    _check(CHAT, events, dialect=DEEPSEEK, make=_reasoned)
+    view = ensure_tool_turn_invariants(_reasoned(events), lane=CHAT, dialect=DEEPSEEK)
+    assert _reasonings(view.messages) == _reasonings(_reasoned(events))
+
+
+@_DIALECT
+@given(transcripts(CHAT), st.lists(st.booleans(), min_size=1, max_size=5))
+def test_deepseek_a_missing_reasoning_is_reported_never_invented(events: list[Event], keep: list[bool]) -> None:
+    """Some reasoning missing: the view breaks only DeepSeek's reasoning rule, no more than the input; none invented."""
+    given_list = _some_reasoned(events, keep)
+    view = ensure_tool_turn_invariants(given_list, lane=CHAT, dialect=DEEPSEEK)
+    left = validate(view.messages, lane=CHAT, dialect=DEEPSEEK)
+    sent = [v for v in validate(given_list, lane=CHAT, dialect=DEEPSEEK) if v.rule == "missing_reasoning_content"]
+    assert {v.rule for v in left} <= {"missing_reasoning_content"}
+    assert len(left) <= len(sent)
+    assert _reasonings(view.messages) == _reasonings(given_list)
+    assert ensure_tool_turn_invariants(view.messages, lane=CHAT, dialect=DEEPSEEK).messages is view.messages
+
+
+@_DIALECT
+@given(transcripts(CHAT))
+def test_cohere_view_is_valid_idempotent_deterministic_and_lossless(events: list[Event]) -> None:
+    """Cohere: the view validates in the dialect, a second pass is a no-op, nothing is lost unreported."""
+    _check(CHAT, events, dialect=COHERE)
+
+
+@_DIALECT
+@given(_answered(CHAT))
+def test_cohere_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """Cohere: view(T + [A] + Δ) starts with view(T)."""
+    _strong_property(case, CHAT, COHERE)
+
+
+def test_deepseek_refuses_a_tool_turn_without_reasoning_in_its_words_and_the_law_reports_it() -> None:
+    """DeepSeek's words for each assistant message of a tool turn without reasoning; the law cannot invent one."""
+    events: list[Event] = [
+        U("q"),
+        A(CallBlock("call_1", "search")),
+        R("call_1", "<found>"),
+        A(Text("<answer>")),
+        U("ok"),
+    ]
+    messages = build(CHAT, events)
+    assert validate(messages, lane=CHAT) == []
+    assert [(v.position, v.message) for v in validate(messages, lane=CHAT, dialect=DEEPSEEK)] == [
+        (1, reasoning_words(1)),
+        (3, reasoning_words(3)),
+    ]
+    assert reasoning_words(2) == (
+        "Missing `reasoning_content` field in the assistant message at message index 2. "
+        "For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+    )
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=DEEPSEEK)
+    assert (view.repairs, view.messages) == ((), messages)  # reported, not repaired
+    plain = build(CHAT, [U("q"), A(Text("<a>")), U("more"), A(Text("<b>"))])
+    assert validate(plain, lane=CHAT, dialect=DEEPSEEK) == []  # a turn without tool calls needs no reasoning
+
+
+def test_every_message_the_law_rewrites_keeps_its_reasoning_content() -> None:
+    """A turn rewritten (a repeated call dropped, an id renamed, a close added) keeps ``reasoning_content``."""
+    calls = [
+        {"id": i, "type": "function", "function": {"name": f"f{n}", "arguments": "{}"}}
+        for n, i in enumerate(("c1", "c1", "x" * 50))
+    ]
+    turn = {"role": "assistant", "content": None, "reasoning_content": "<th1>", "tool_calls": calls}
+    for assistant in (turn, ChatCompletionMessage.model_validate(turn)):
+        messages = [{"role": "user", "content": "q"}, assistant, {"role": "tool", "tool_call_id": "c1", "content": "r"}]
+        view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=DEEPSEEK)
+        assert {r.form for r in view.repairs} == {"duplicate_call", "invalid_id", "missing_result"}
+        written = view.messages[1]
+        assert written is not assistant
+        assert field(written, "reasoning_content") == "<th1>"
+        assert validate(view.messages, lane=CHAT, dialect=DEEPSEEK) == []
+
+
+def test_the_dialect_is_chosen_from_the_host_or_the_sdk_never_from_content() -> None:
+    """``api.deepseek.com`` is DeepSeek's dialect, the cohere SDK Cohere's; an OpenAI client to Cohere is plain Chat."""
+    assert dialect_of(CHAT, provider_by_host("api.deepseek.com")) == DEEPSEEK
+    assert dialect_of(CHAT, provider_by_host("api.cohere.com")) is None
+    assert dialect_of(CHAT, provider_by_host("api.cohere.com"), "cohere") == COHERE
+    assert dialect_of(CHAT, provider_by_host("example.com")) is None
+    assert dialect_of("anthropic.messages", provider_by_host("api.deepseek.com")) is None
+
+
+def test_cohere_states_chat_s_rules_after_invalid_request() -> None:
+    """Cohere's words: Chat's, after ``invalid request: `` (oracle/langchain-oracle#10)."""
+    messages = build(CHAT, [U("q"), A(CallBlock("call_1"), CallBlock("call_2")), R("call_1", "<a>"), U("next")])
+    (violation,) = validate(messages, lane=CHAT, dialect=COHERE)
+    assert violation.message == (
+        "invalid request: An assistant message with 'tool_calls' must be followed by tool messages responding to "
+        "each 'tool_call_id'. The following tool_call_ids did not have response messages: call_2"
+    )

@@ -172,18 +172,32 @@ REPLY_FORMAT_OF: Final[Mapping[Provider, ReplyFormat]] = {"cohere": "cohere.chat
 """The SDKs whose requests speak a lane but whose responses and stream events are their own format
 (``_vocab.REPLY_FORMATS``): their calls' responses are read in it, not in the lane's."""
 
-DIALECT_OF: Final[Mapping[ProviderName, Dialect]] = {"mistral_ai": "mistral", "ollama": "ollama"}
+DIALECT_OF: Final[Mapping[ProviderName, Dialect]] = {
+    "mistral_ai": "mistral",
+    "deepseek": "deepseek",
+    "ollama": "ollama",
+}
 """The dialect of the Chat lane a call's provider enforces, by its ``gen_ai.provider.name``: what the client
-knows (its SDK, its base URL's host), never the content. Any other provider speaks plain Chat."""
+knows (its SDK, its base URL's host), never the content: the mistralai SDK or ``api.mistral.ai``; a client
+pointed at ``api.deepseek.com``. Any other provider speaks plain Chat."""
+
+DIALECT_OF_SDK: Final[Mapping[Provider, Dialect]] = {"cohere": "cohere"}
+"""The dialect an SDK of its own speaks whatever its host: the cohere SDK's v2 chat (``tool_choice`` ``NONE``).
+An OpenAI-SDK client pointed at Cohere's OpenAI-compatible endpoint is named ``cohere`` but speaks OpenAI's
+Chat there, so it is told from the SDK, not from the provider name."""
 
 
-def dialect_of(lane: Lane, provider_name: ProviderName | None) -> Dialect | None:
-    """The dialect a call of ``lane`` to ``provider_name`` is decided in (``None``: the lane's own rules).
+def dialect_of(lane: Lane, provider_name: ProviderName | None, sdk: Provider | None = None) -> Dialect | None:
+    """The dialect a call of ``lane`` through ``sdk`` to ``provider_name`` is decided in (``None``: the lane's own).
 
     >>> dialect_of("openai.chat_completions", "mistral_ai"), dialect_of("openai.chat_completions", None)
     ('mistral', None)
+    >>> dialect_of("openai.chat_completions", "cohere", "cohere"), dialect_of("openai.chat_completions", "cohere")
+    ('cohere', None)
     """
-    dialect = DIALECT_OF.get(provider_name) if provider_name is not None else None
+    dialect = DIALECT_OF_SDK.get(sdk) if sdk is not None else None
+    if dialect is None and provider_name is not None:
+        dialect = DIALECT_OF.get(provider_name)
     return dialect if dialect is not None and DIALECT_ADAPTERS[dialect].lane == lane else None
 
 

@@ -584,7 +584,7 @@ def _begin(telemetry: Telemetry, target: Target, instance: object, kwargs: dict[
         telemetry.error("span", exc)
         return None
     try:
-        dialect = dialect_of(target.lane, provider_name)
+        dialect = dialect_of(target.lane, provider_name, target.sdk)
         decided = decide_request(
             kwargs, lane=target.lane, options=telemetry.options, scope=current_scope(), dialect=dialect
         )

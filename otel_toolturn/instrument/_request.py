@@ -278,9 +278,10 @@ def _withheld(
     scope: compose.ToolsWithheld | None,
     rounds: int,
     options: Options,
+    dialect: Dialect | None,
 ) -> tuple[compose.ToolsWithheldReason | None, bool]:
     """The withheld decision and whether it changes the request (see the module's stage 4)."""
-    if not compose.request_tools(kwargs, lane=lane) or adapter_for(lane).tool_choice_none() is None:
+    if not compose.request_tools(kwargs, lane=lane) or adapter_for(lane, dialect).tool_choice_none() is None:
         return None, False  # no tools to withhold, or no way to call none (Converse): the rule does not apply
     wrap_up = scope == "wrap-up" or (options.max_tool_rounds is not None and rounds >= options.max_tool_rounds)
     reason = compose.tools_withheld(wrap_up or None, scope == "evidence-revision" or None)
@@ -331,9 +332,9 @@ def decide_request(
     if options.mode == "repair" and view is not None and view.messages is not transcript:
         out = {**kwargs, key: view.messages}
     rounds = compose.tool_rounds_since_user_text(transcript or (), lane=lane) if options.max_tool_rounds else 0
-    withheld, applied = _withheld(kwargs, lane=lane, scope=scope, rounds=rounds, options=options)
+    withheld, applied = _withheld(kwargs, lane=lane, scope=scope, rounds=rounds, options=options, dialect=dialect)
     if applied:
-        out = compose.with_tools_withheld(out, lane=lane)
+        out = compose.with_tools_withheld(out, lane=lane, dialect=dialect)
 
     return Decision(
         kwargs=out,

@@ -15,6 +15,8 @@ from otel_toolturn._vocab import DIALECTS, LANES, Dialect, Lane
 from otel_toolturn.lanes import (
     anthropic_messages,
     bedrock_converse,
+    cohere_chat,
+    deepseek_chat,
     gemini,
     mistral_chat,
     ollama_chat,
@@ -35,6 +37,8 @@ ADAPTERS: Final[dict[Lane, LaneAdapter]] = {
 DIALECT_ADAPTERS: Final[dict[Dialect, openai_chat.OpenAIChat]] = {
     "mistral": mistral_chat.ADAPTER,
     "ollama": ollama_chat.ADAPTER,
+    "deepseek": deepseek_chat.ADAPTER,
+    "cohere": cohere_chat.ADAPTER,
 }
 """Each dialect's adapter: a small adapter on top of its lane's (``openai_chat``), the lane its ``lane``."""
 

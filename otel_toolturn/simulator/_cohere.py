@@ -17,8 +17,9 @@ with calls, ``tool-plan-delta`` pieces, then per call ``tool-call-start`` (id, n
 arguments), ``tool-call-delta`` argument pieces and ``tool-call-end``; without, ``content-start``,
 ``content-delta`` pieces and ``content-end``; ``message-end`` with the finish reason and usage.
 
-Errors: ``{"id": …, "message": "invalid request: …"}`` — Cohere's words for a missing tool result are
-the Chat lane's, after ``invalid request: `` (oracle/langchain-oracle#10 quotes Command A's: "invalid
+Errors: ``{"id": …, "message": "invalid request: …"}``, judged in the ``cohere`` dialect of the Chat lane
+(``lanes.cohere_chat``) — Cohere's words for a missing tool result are the Chat lane's, after
+``invalid request: `` (oracle/langchain-oracle#10 quotes Command A's: "invalid
 request: An assistant message with 'tool_calls' must be followed by tool messages responding to each
 'tool_call_id'. The following tool_call_ids did not have response messages: …"); the SDK raises its
 ``BadRequestError`` with this body.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from otel_toolturn.lanes import cohere_chat
 from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._chat import tool_calls
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
@@ -36,7 +38,7 @@ from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_es
 from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
 
 PATH: Final = "/v2/chat"
-ERROR_PREFIX: Final = "invalid request: "
+ERROR_PREFIX: Final = cohere_chat.ERROR_PREFIX
 
 
 def reply_body(
@@ -112,12 +114,13 @@ def reply_frames(
 
 
 def error_body(message: str) -> Json:
-    """Cohere's 400 body for an invalid chat request."""
-    return {"id": "invalid-request", "message": ERROR_PREFIX + message}
+    """Cohere's 400 body for an invalid chat request (``message``: the dialect's words, ``invalid request: …``)."""
+    return {"id": "invalid-request", "message": message if message.startswith(ERROR_PREFIX) else ERROR_PREFIX + message}
 
 
 WIRE = Wire(
     lane="openai.chat_completions",
+    dialect="cohere",
     path=PATH,
     transcript_field="messages",
     head_fields=("tools",),

@@ -12,14 +12,15 @@ how much of its prompt was served from cache (``_cache``).
 
 Reads: ``POST /v1/messages``, ``/v1/chat/completions`` (and any path ending ``/chat/completions``:
 Groq's, the Hugging Face router's, an Azure AI inference endpoint's; ``_chat.SUFFIX``; Mistral's
-``/mistral/v1/chat/completions``, judged in the ``mistral`` dialect, ``_mistral``),
+``/mistral/v1/chat/completions``, judged in the ``mistral`` dialect, ``_mistral``; DeepSeek's
+``/deepseek/chat/completions``, judged in the ``deepseek`` dialect, ``_deepseek``),
 ``/v1/responses``, and Gemini's
 ``/v1beta/models/{model}:generateContent`` and ``…:streamGenerateContent`` in their Developer API
 and Vertex spellings (``_gemini.route``: the path's model and method are read as the request's
 ``model`` and ``stream``), and Bedrock Runtime's ``/model/{modelId}/converse`` and
 ``…/converse-stream`` (``_bedrock.route``, the same way), and its ``…/invoke`` and
 ``…/invoke-with-response-stream`` with an Anthropic Messages body (``_bedrock_invoke``: the Anthropic
-lane), and Cohere's ``/v2/chat`` (``_cohere``: the Chat lane's rules, Cohere's replies and 400 body),
+lane), and Cohere's ``/v2/chat`` (``_cohere``: the ``cohere`` dialect's rules, Cohere's replies and 400 body),
 and Ollama's ``/api/chat`` (``_ollama``: judged in the ``ollama`` dialect, Ollama's reply and NDJSON stream);
 query strings ignored.
 Keeps: every request received (``requests``); per lane, counts and token totals (``summary``) and
@@ -55,6 +56,7 @@ from otel_toolturn.simulator import (
     _bedrock_invoke,
     _chat,
     _cohere,
+    _deepseek,
     _gemini,
     _mistral,
     _ollama,
@@ -72,6 +74,7 @@ WIRES: Final[Mapping[str, Wire]] = MappingProxyType(
             _anthropic.WIRE,
             _chat.WIRE,
             _mistral.WIRE,
+            _deepseek.WIRE,
             _responses.WIRE,
             _gemini.WIRE,
             _bedrock.WIRE,
@@ -202,6 +205,11 @@ class Simulator:
     def mistral_base_url(self) -> str:
         """``http://127.0.0.1:PORT/mistral`` — the mistralai client's ``server_url`` (it adds ``/v1/…``)."""
         return self.base_url + _mistral.ROOT
+
+    @property
+    def deepseek_base_url(self) -> str:
+        """``http://127.0.0.1:PORT/deepseek`` — an OpenAI client's ``base_url`` for DeepSeek (it adds ``/chat/…``)."""
+        return self.base_url + _deepseek.ROOT
 
     @property
     def requests(self) -> tuple[RecordedRequest, ...]:

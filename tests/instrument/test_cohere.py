@@ -250,3 +250,36 @@ def test_a_stream_that_ends_without_message_end_is_torn_on_its_span(instrument: 
     assert events[-1].type == "content-end"
     (span,) = otel.call_spans()
     assert (span.attributes or {})[names.STREAM_TORN] is True
+
+
+TOOLS: Final = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}]
+ONE_ROUND: Final[list[Any]] = [
+    {"role": "user", "content": "Read a."},
+    {"role": "assistant", "tool_plan": PLAN, "tool_calls": [_call("call_1")]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "a=1"},
+]
+
+
+def test_withheld_tools_are_cohere_s_none(instrument: Instrument, sim: Simulator) -> None:
+    """``max_tool_rounds`` reached: the cohere SDK sends v2 chat's ``tool_choice`` ``NONE``, its "no tool"; served."""
+    otel = instrument(max_tool_rounds=1)
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
+        made.chat(model=MODEL, messages=ONE_ROUND, tools=TOOLS)
+    (request,) = sim.requests
+    assert (request.status, request.body["tool_choice"]) == (200, "NONE")  # type: ignore[index]
+    assert request.body["tools"] == TOOLS  # type: ignore[index]  # the definitions stay
+    (event,) = otel.events(names.EVENT_TOOLS_WITHHELD)
+    assert event is not None
+    assert (event[names.TOOLS_WITHHELD_REASON], event[names.TOOLS_WITHHELD_APPLIED]) == ("wrap-up", True)
+
+
+def test_a_caller_s_none_is_read_as_tools_withheld(instrument: Instrument, sim: Simulator) -> None:
+    """A caller's own ``tool_choice="NONE"`` through the cohere SDK: recorded as the caller's, sent as written."""
+    otel = instrument()
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
+        made.chat(model=MODEL, messages=ONE_ROUND[:1], tools=TOOLS, tool_choice="NONE")
+    (request,) = sim.requests
+    assert request.body["tool_choice"] == "NONE"  # type: ignore[index]
+    (event,) = otel.events(names.EVENT_TOOLS_WITHHELD)
+    assert event is not None
+    assert (event[names.TOOLS_WITHHELD_REASON], event[names.TOOLS_WITHHELD_APPLIED]) == ("caller", False)

@@ -1,0 +1,54 @@
+"""Cohere's dialect of the Chat Completions lane: the cohere SDK's v2 chat ``messages``.
+
+Reading, writing and the law are the Chat lane's (``openai_chat``): v2 chat's ``messages`` are
+Chat-shaped (assistant ``tool_calls``, ``tool`` messages answering a ``tool_call_id``). What differs:
+
+- **Calling no tool.** v2 chat's ``tool_choice`` takes ``REQUIRED`` or ``NONE`` only (the cohere SDK's
+  ``V2ChatRequestToolChoice``; https://docs.cohere.com/reference/chat): the rule that withholds tools
+  sends ``"NONE"``, and a caller's ``"NONE"`` says no tool.
+- **Its words.** Chat's, after ``invalid request: `` (oracle/langchain-oracle#10 quotes Command A's
+  "invalid request: An assistant message with 'tool_calls' must be followed by tool messages responding
+  to each 'tool_call_id'. The following tool_call_ids did not have response messages: …").
+
+>>> ADAPTER.tool_choice_none(), ADAPTER.says_no_tool("NONE"), ADAPTER.says_no_tool("none")
+('NONE', True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from otel_toolturn._view import Violation
+from otel_toolturn._vocab import Dialect
+from otel_toolturn.lanes.openai_chat import OpenAIChat
+
+ERROR_PREFIX: Final = "invalid request: "
+"""What Cohere writes ahead of a refusal's words."""
+NONE: Final = "NONE"
+"""v2 chat's ``tool_choice`` that calls no tool."""
+
+
+class CohereChat(OpenAIChat):
+    """The Chat Completions adapter with v2 chat's tool choice and words (see the module docstring)."""
+
+    dialect: Dialect | None = "cohere"
+
+    def tool_choice_none(self) -> object:
+        """Cohere's ``"NONE"``: call no tool."""
+        return NONE
+
+    def says_no_tool(self, tool_choice: object) -> bool:
+        """Cohere's ``"NONE"``."""
+        return tool_choice == NONE
+
+    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
+        """Chat's tool-turn rules, in Cohere's words (``invalid request: `` and OpenAI's)."""
+        del chained  # no server-held state continues this lane's transcript
+        return [
+            Violation(position=v.position, rule=v.rule, message=ERROR_PREFIX + v.message)
+            for v in super().validate(messages)
+        ]
+
+
+ADAPTER: Final[CohereChat] = CohereChat()
