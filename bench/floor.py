@@ -1,6 +1,6 @@
 """The floor of any GenAI instrumentation: one inference span and two metric points per call, nothing else.
 
-``SpanOnly`` wraps ``chat.completions.create`` (OpenAI), ``messages.create`` (Anthropic),
+``SpanOnly`` wraps ``chat.completions.create`` (OpenAI, and the groq SDK's own), ``messages.create`` (Anthropic),
 ``models.generate_content`` (google-genai), the async ``beta.messages.create`` (Anthropic; the
 method pydantic-ai calls) and botocore's ``BaseClient._make_api_call`` for bedrock-runtime's
 ``Converse`` (every other operation passes through untouched) with what every instrumentation of the GenAI conventions
@@ -24,6 +24,7 @@ import anthropic.resources.beta.messages.messages
 import anthropic.resources.messages
 import botocore.client
 import google.genai.models
+import groq.resources.chat.completions
 import openai.resources.chat.completions
 import wrapt
 from opentelemetry import metrics, trace
@@ -32,6 +33,7 @@ _TARGETS: tuple[tuple[type[Any], str, str], ...] = (
     (openai.resources.chat.completions.Completions, "create", "openai"),
     (anthropic.resources.messages.Messages, "create", "anthropic"),
     (google.genai.models.Models, "generate_content", "gcp.gemini"),
+    (groq.resources.chat.completions.Completions, "create", "groq"),
 )
 """Each SDK's sync call method: its class, the method's name, and ``gen_ai.provider.name``."""
 _ASYNC_TARGETS: tuple[tuple[type[Any], str, str], ...] = (
@@ -45,7 +47,8 @@ def _response_attributes(result: object) -> dict[str, str | int]:
     usage = getattr(result, "usage", None)
     if usage is not None:
         model, response_id = getattr(result, "model", ""), getattr(result, "id", "")
-        prompt, completion = getattr(usage, "input_tokens", 0), getattr(usage, "output_tokens", 0)
+        prompt = getattr(usage, "input_tokens", None) or getattr(usage, "prompt_tokens", 0)  # Chat: prompt_tokens
+        completion = getattr(usage, "output_tokens", None) or getattr(usage, "completion_tokens", 0)
     else:
         usage = getattr(result, "usage_metadata", None)
         model, response_id = getattr(result, "model_version", ""), getattr(result, "response_id", "")

@@ -26,6 +26,9 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
 - ``gemini 2,000 msgs`` / ``, rebuilt`` / ``, cold`` / ``, broken``: the same through google-genai's
   ``models.generate_content`` (otel-toolturn and ``span only``), ``contents`` in the REST spelling
   with signed calls;
+- ``groq 2,000 msgs`` / ``, broken``: the growing conversation (and its broken twin) through the groq
+  SDK's own ``chat.completions.create`` (otel-toolturn and ``span only``), over an ``httpx`` mock
+  transport: one of the SDKs with HTTP code of their own;
 - ``bedrock 2,000 msgs`` / ``, broken``: the same through boto3's ``bedrock-runtime`` ``converse``
   (otel-toolturn and ``span only``), 1,999 messages alternating as Converse requires (a user message
   holds the previous round's ``toolResult`` and the next question), the HTTP response stubbed below
@@ -75,6 +78,8 @@ from typing import Any, Final, Generic, TypeVar
 import anthropic
 import boto3  # type: ignore[import-untyped]
 import botocore.client
+import groq
+import httpx
 import httpx2
 import openai
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
@@ -616,6 +621,18 @@ def _every_call(*, openai_only: bool) -> dict[str, Call]:
         calls[f"gemini 2,000 msgs{suffix}"] = (
             source.next,
             lambda contents: gem.models.generate_content(model=MODEL, contents=contents),
+        )
+    groq_http = httpx.Client(
+        transport=httpx.MockTransport(
+            lambda _r: httpx.Response(200, content=chat_json(), headers={"content-type": "application/json"})
+        )
+    )
+    groq_chat: Any = groq.Groq(api_key="k", http_client=groq_http, max_retries=0)
+    groq_transcripts = transcripts("chat", tag=" (groq)")
+    for suffix in ("", ", broken"):
+        calls[f"groq 2,000 msgs{suffix}"] = (
+            groq_transcripts[suffix].next,
+            lambda messages: groq_chat.chat.completions.create(model=MODEL, messages=messages),
         )
     converse: Any = bedrock_client()
     for suffix, broken in (("", False), (", broken", True)):

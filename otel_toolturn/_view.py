@@ -63,12 +63,19 @@ def is_interrupted_text(text: str) -> bool:
 
 
 def field(obj: object, name: str) -> object:
-    """Read ``name`` from a dict or a typed SDK object; ``None`` when absent."""
+    """Read ``name`` from a dict or a typed SDK object; ``None`` when absent.
+
+    On a typed object, an SDK's "not given" sentinel reads as absent: a falsy value of a class that is
+    not a builtin (the mistralai SDK's ``UNSET``, which its typed messages hold for every field left out).
+    """
     if type(obj) is dict:
         return obj.get(name)
     if isinstance(obj, Mapping):
         return obj.get(name)
-    return getattr(obj, name, None)
+    value = getattr(obj, name, None)
+    if value is None or value or type(value).__module__ == "builtins":
+        return value
+    return None
 
 
 def replace(obj: object, position: int | None = None, **updates: object) -> object:

@@ -18,6 +18,7 @@ from typing import Any, Final
 import anthropic
 import botocore.client
 import google.genai.models
+import groq.resources.chat.completions
 import httpx2
 import pytest
 from google import genai
@@ -294,6 +295,32 @@ def test_the_floor_variant_records_a_bedrock_converse_call_and_lets_other_operat
     assert botocore.client.BaseClient.__dict__["_make_api_call"] is original
 
 
+@pytest.mark.parametrize("row", ["groq 2,000 msgs", "groq 2,000 msgs, broken"])
+def test_the_floor_variant_records_a_groq_row_through_the_groq_sdk(row: str) -> None:
+    """``span only`` on a groq row's call: one ``groq`` span with the Chat response's usage, then the SDK as it was."""
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    original = groq.resources.chat.completions.Completions.__dict__["create"]
+    ((source, run),) = overhead.calls_by_name(openai_only=False, only=[row]).values()
+    sent = source()
+    assert isinstance(sent, list)
+    floor = SpanOnly()
+    floor.instrument(tracer_provider=tracer_provider, meter_provider=MeterProvider())
+    try:
+        reply = run(sent)
+    finally:
+        floor.uninstrument()
+    assert type(reply).__module__.startswith("groq.types.")
+    assert len(sent) == overhead.MESSAGES + 3
+    assert (validate(sent, lane="openai.chat_completions") == []) is (row == "groq 2,000 msgs")
+    (span,) = spans.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.provider.name"] == "groq"
+    assert (span.attributes["gen_ai.usage.input_tokens"], span.attributes["gen_ai.usage.output_tokens"]) == (5, 7)
+    assert groq.resources.chat.completions.Completions.__dict__["create"] is original
+
+
 def test_the_bedrock_bench_transcripts_are_valid_or_broken_as_named() -> None:
     """``bedrock 2,000 msgs``: 1,999 messages the lane accepts as they are; ``, broken``: each repaired, lossless."""
     clean, broken = (
@@ -474,6 +501,7 @@ print(json.dumps([[s.instrumentation_scope.name, s.attributes.get("toolturn.repa
         ("anthropic 2,000 msgs, SDK span", "com.anthropic.sdk.python"),
         ("anthropic 2,000 msgs", "otel_toolturn"),
         ("bedrock 2,000 msgs", "otel_toolturn"),
+        ("groq 2,000 msgs", "otel_toolturn"),
     ],
 )
 def test_the_anthropic_rows_record_one_span_per_call_onto_the_sdk_span_or_their_own(row: str, scope: str) -> None:

@@ -81,9 +81,13 @@ def reply_body(
 
 
 def reply_frames(
-    reply: Mapping[str, object], *, request: Mapping[str, object], misbehaviours: Sequence[Misbehaviour]
+    reply: Mapping[str, object],
+    *,
+    request: Mapping[str, object],
+    misbehaviours: Sequence[Misbehaviour],
+    whole_calls: bool = False,
 ) -> list[Frame]:
-    """``reply`` as the chunk stream."""
+    """``reply`` as the chunk stream; ``whole_calls``: each tool call whole in one chunk (Mistral's), not in pieces."""
     options = request.get("stream_options")
     with_usage = isinstance(options, Mapping) and options.get("include_usage") is True
     choice = _first_choice(reply)
@@ -113,7 +117,7 @@ def reply_frames(
     calls = message.get("tool_calls")
     for index, call in enumerate(calls if isinstance(calls, list) else []):
         function = call.get("function", {}) if isinstance(call, Mapping) else {}
-        opened = {**function, "arguments": ""}
+        opened = dict(function) if whole_calls else {**function, "arguments": ""}
         frames.append(
             chunk(
                 {"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": opened}]},
@@ -122,7 +126,7 @@ def reply_frames(
         )
         frames.extend(
             chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}, "arguments")
-            for p in pieces(str(function.get("arguments", "")), 4)
+            for p in ([] if whole_calls else pieces(str(function.get("arguments", "")), 4))
         )
     frames.append(chunk({}, "finish", choice.get("finish_reason")))
     if with_usage:

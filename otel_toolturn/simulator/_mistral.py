@@ -5,19 +5,21 @@ so the simulator serves Mistral under a root of its own, ``Simulator.mistral_bas
 and ``/mistral``), the way it serves Groq under ``/openai/v1``. A request there is judged in the
 ``mistral`` dialect of the Chat lane (``validate(..., dialect="mistral")``: nine-character ids, the
 count of calls and ``tool`` messages, in Mistral's words). Replies and streams are Chat's
-(``_chat``), with call ids of nine letters and digits as Mistral writes them. A refusal is
+(``_chat``), with call ids of nine letters and digits as Mistral writes them and each streamed
+call whole in one chunk. A refusal is
 Mistral's 400 body, ``{"object": "error", "message": …, "type": "invalid_request_error", "param":
 null, "code": null}`` (mistralai/client-ts#106, camel-ai/camel#1467, jackmpcollins/magentic#276).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
 
 from otel_toolturn.simulator import _chat
 from otel_toolturn.simulator._cache import PromptUsage
-from otel_toolturn.simulator._script import ScriptedTurn
+from otel_toolturn.simulator._frames import Frame
+from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn
 from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
 
 ROOT: Final = "/mistral"
@@ -33,6 +35,17 @@ def reply_body(
         return new_id("call0") if prefix == "call_" else new_id(prefix)
 
     return _chat.reply_body(turn, request=request, new_id=mistral_id, cut=cut, prompt=prompt)
+
+
+def reply_frames(
+    reply: Mapping[str, object], *, request: Mapping[str, object], misbehaviours: Sequence[Misbehaviour]
+) -> list[Frame]:
+    """Chat's chunk stream with each tool call whole in one chunk, as Mistral streams it.
+
+    The mistralai SDK's stream chunk requires a call's ``function.name`` and ``arguments`` in every
+    ``tool_calls`` delta (``FunctionCall``), so Chat's argument pieces would not parse.
+    """
+    return _chat.reply_frames(reply, request=request, misbehaviours=misbehaviours, whole_calls=True)
 
 
 class ErrorBody(TypedDict):
@@ -58,6 +71,6 @@ WIRE = Wire(
     head_fields=("tools",),
     admit=admit_all,
     reply_body=reply_body,
-    reply_frames=_chat.reply_frames,
+    reply_frames=reply_frames,
     error_body=error_body,
 )

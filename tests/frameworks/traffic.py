@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from otel_toolturn import Lane, validate
+from otel_toolturn import Dialect, Lane, validate
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import RecordedRequest, Simulator
 from tests.instrument.conftest import Otel
@@ -14,19 +14,20 @@ def _items(request: RecordedRequest) -> object:
     return request.body["input" if request.lane == "openai.responses" else "messages"]
 
 
-def assert_traffic(sim: Simulator, otel: Otel, *, lane: Lane, requests: int) -> None:
+def assert_traffic(sim: Simulator, otel: Otel, *, lane: Lane, requests: int, dialect: Dialect | None = None) -> None:
     """``requests`` requests of ``lane`` reached the simulator, each valid, each one span and one count.
 
-    Valid: served (not refused) and ``validate`` finds nothing in its transcript. Recorded once: one
-    call span per request, carrying the lane, none in error; ``toolturn.requests`` equals the number of
-    requests; ``toolturn.repairs`` equals the repairs the spans report.
+    Valid: served (not refused) and ``validate`` finds nothing in its transcript (in ``dialect``, if
+    given). Recorded once: one call span per request, carrying the lane, none in error;
+    ``toolturn.requests`` equals the number of requests; ``toolturn.repairs`` equals the repairs the
+    spans report.
     """
     received = sim.requests
     assert [(r.lane, r.status, r.error) for r in received] == [(lane, 200, None)] * requests
     for request in received:
         items = _items(request)
         assert isinstance(items, list | str)
-        assert validate(items, lane=lane) == [], items
+        assert validate(items, lane=lane, dialect=dialect) == [], items
     spans = otel.call_spans()
     assert [s.attributes[names.LANE] for s in spans if s.attributes] == [lane] * requests
     assert [s.status.status_code.name for s in spans] == ["UNSET"] * requests
