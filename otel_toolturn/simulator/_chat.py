@@ -16,13 +16,14 @@ Errors: ``{"error": {"message": …, "type": "invalid_request_error", "param": "
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypedDict
 
+from otel_toolturn._vocab import Dialect
 from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
+from otel_toolturn.simulator._wire import SSE_CONTENT_TYPE, Json, NewId, ReplyBody, ReplyFrames, Wire, admit_all
 
 CREATED: Final = 1_767_225_600
 """The fixed ``created`` stamp of every reply (replies do not depend on the clock)."""
@@ -175,14 +176,34 @@ def route(path: str) -> Mapping[str, object] | None:
     return {} if path.endswith(SUFFIX) else None
 
 
-WIRE = Wire(
-    lane="openai.chat_completions",
-    path="/v1/chat/completions",
-    transcript_field="messages",
-    head_fields=("tools",),
-    admit=admit_all,
-    reply_body=reply_body,
-    reply_frames=reply_frames,
-    error_body=error_body,
-    route=route,
+def chat_wire(
+    path: str,
+    *,
+    reply_body: ReplyBody,
+    reply_frames: ReplyFrames,
+    error_body: Callable[[str], Mapping[str, object]],
+    dialect: Dialect | None = None,
+    route: Callable[[str], Mapping[str, object] | None] | None = None,
+    stream_content_type: str = SSE_CONTENT_TYPE,
+    encode_frame: Callable[[Frame], bytes] = Frame.encode,
+) -> Wire:
+    """A wire whose requests are Chat Completions' ``messages`` (tools ahead of them), judged in ``dialect``."""
+    return Wire(
+        lane="openai.chat_completions",
+        dialect=dialect,
+        path=path,
+        transcript_field="messages",
+        head_fields=("tools",),
+        admit=admit_all,
+        reply_body=reply_body,
+        reply_frames=reply_frames,
+        error_body=error_body,
+        route=route,
+        stream_content_type=stream_content_type,
+        encode_frame=encode_frame,
+    )
+
+
+WIRE = chat_wire(
+    "/v1/chat/completions", reply_body=reply_body, reply_frames=reply_frames, error_body=error_body, route=route
 )

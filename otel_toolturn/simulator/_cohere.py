@@ -32,10 +32,10 @@ from typing import Final
 
 from otel_toolturn.lanes import cohere_chat
 from otel_toolturn.simulator._cache import PromptUsage
-from otel_toolturn.simulator._chat import tool_calls
+from otel_toolturn.simulator._chat import chat_wire, tool_calls
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
+from otel_toolturn.simulator._wire import Json, NewId
 
 PATH: Final = "/v2/chat"
 ERROR_PREFIX: Final = cohere_chat.ERROR_PREFIX
@@ -118,14 +118,4 @@ def error_body(message: str) -> Json:
     return {"id": "invalid-request", "message": message if message.startswith(ERROR_PREFIX) else ERROR_PREFIX + message}
 
 
-WIRE = Wire(
-    lane="openai.chat_completions",
-    dialect="cohere",
-    path=PATH,
-    transcript_field="messages",
-    head_fields=("tools",),
-    admit=admit_all,
-    reply_body=reply_body,
-    reply_frames=reply_frames,
-    error_body=error_body,
-)
+WIRE = chat_wire(PATH, dialect="cohere", reply_body=reply_body, reply_frames=reply_frames, error_body=error_body)

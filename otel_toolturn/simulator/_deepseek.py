@@ -19,7 +19,7 @@ from typing import Final, TypedDict
 from otel_toolturn.simulator import _chat
 from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._script import ScriptedTurn
-from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
+from otel_toolturn.simulator._wire import Json, NewId
 
 ROOT: Final = "/deepseek"
 """Where DeepSeek's API root sits on the simulator (``Simulator.deepseek_base_url``)."""
@@ -60,13 +60,9 @@ def error_body(message: str) -> ErrorBody:
     }
 
 
-WIRE = Wire(
-    lane="openai.chat_completions",
+WIRE = _chat.chat_wire(
+    f"{ROOT}/chat/completions",
     dialect="deepseek",
-    path=f"{ROOT}/chat/completions",
-    transcript_field="messages",
-    head_fields=("tools",),
-    admit=admit_all,
     reply_body=reply_body,
     reply_frames=_chat.reply_frames,
     error_body=error_body,

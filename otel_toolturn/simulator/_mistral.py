@@ -20,7 +20,7 @@ from otel_toolturn.simulator import _chat
 from otel_toolturn.simulator._cache import PromptUsage
 from otel_toolturn.simulator._frames import Frame
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn
-from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
+from otel_toolturn.simulator._wire import Json, NewId
 
 ROOT: Final = "/mistral"
 """Where Mistral's API root sits on the simulator (``Simulator.mistral_base_url``)."""
@@ -63,13 +63,9 @@ def error_body(message: str) -> ErrorBody:
     return {"object": "error", "message": message, "type": "invalid_request_error", "param": None, "code": None}
 
 
-WIRE = Wire(
-    lane="openai.chat_completions",
+WIRE = _chat.chat_wire(
+    f"{ROOT}/v1/chat/completions",
     dialect="mistral",
-    path=f"{ROOT}/v1/chat/completions",
-    transcript_field="messages",
-    head_fields=("tools",),
-    admit=admit_all,
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,

@@ -26,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from otel_toolturn.simulator._cache import PromptUsage
+from otel_toolturn.simulator._chat import chat_wire
 from otel_toolturn.simulator._frames import Frame, FrameRole, apply_misbehaviours, pieces
 from otel_toolturn.simulator._script import Misbehaviour, ScriptedTurn, token_estimate
-from otel_toolturn.simulator._wire import Json, NewId, Wire, admit_all
+from otel_toolturn.simulator._wire import Json, NewId
 
 PATH: Final = "/api/chat"
 NDJSON_CONTENT_TYPE: Final = "application/x-ndjson"
@@ -103,13 +104,9 @@ def error_body(message: str) -> Json:
     return {"error": message}
 
 
-WIRE = Wire(
-    lane="openai.chat_completions",
+WIRE = chat_wire(
+    PATH,
     dialect="ollama",
-    path=PATH,
-    transcript_field="messages",
-    head_fields=("tools",),
-    admit=admit_all,
     reply_body=reply_body,
     reply_frames=reply_frames,
     error_body=error_body,

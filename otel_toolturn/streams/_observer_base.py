@@ -114,6 +114,25 @@ class ObserverBase:
         """Take the counts a usage record states (the lane's ``usage_of``); a count it does not state is kept."""
         self._usage = self._usage.updated(usage)
 
+    def _ended_once_report(
+        self,
+        slots: Iterable[CallSlot],
+        closed_of: Callable[[CallSlot], bool],
+        *,
+        word: str | None,
+        cap_word: str,
+        server_open: tuple[str, ...] = (),
+    ) -> StreamReport:
+        """The report of a stream ended once at most (``word``: its finish word); torn when nothing ended it."""
+        return self._report(
+            slots=slots,
+            closed_of=closed_of,
+            finish_reasons=(word,) if word is not None else (),
+            cap_stop=word == cap_word,
+            torn=self._ledger.decided is None,
+            server_open=server_open,
+        )
+
     def _report(
         self,
         *,

@@ -135,10 +135,9 @@ class BedrockConverseObserver(ObserverBase):
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        return self._report(
-            slots=[*self._replaced, *self._slots.values()],
-            closed_of=_closed,
-            finish_reasons=(self._stop,) if self._stop is not None else (),
-            cap_stop=self._stop == CAP_STOP,
-            torn=self._ledger.decided is None,
+        return self._ended_once_report(
+            [*self._replaced, *self._slots.values()],
+            _closed,
+            word=self._stop,
+            cap_word=CAP_STOP,
         )

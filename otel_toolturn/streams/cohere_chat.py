@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from otel_toolturn.streams._frame import field
+from otel_toolturn.streams._frame import Getter, field
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport, Usage
@@ -82,11 +82,7 @@ class CohereChatObserver(ObserverBase):
         self._ended = False
         self._finish: str | None = None
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        event, get = opened
+    def _read_fields(self, event: object, get: Getter) -> None:
         kind = get(event, "type", None)
         delta = get(event, "delta", None)
         if kind == "message-end":
@@ -150,10 +146,9 @@ class CohereChatObserver(ObserverBase):
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        return self._report(
-            slots=[*self._replaced, *self._slots.values()],
-            closed_of=_closed,
-            finish_reasons=(self._finish,) if self._finish is not None else (),
-            cap_stop=self._finish == CAP_STOP,
-            torn=self._ledger.decided is None,
+        return self._ended_once_report(
+            [*self._replaced, *self._slots.values()],
+            _closed,
+            word=self._finish,
+            cap_word=CAP_STOP,
         )

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from otel_toolturn.streams._frame import field
+from otel_toolturn.streams._frame import Getter, field
 from otel_toolturn.streams._observer_base import ObserverBase
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport, Usage
@@ -74,11 +74,7 @@ class OllamaChatObserver(ObserverBase):
         self._ended = False
         self._finish: str | None = None
 
-    def _read(self, event: object) -> None:
-        opened = self._opened(event)
-        if opened is None:
-            return
-        event, get = opened
+    def _read_fields(self, event: object, get: Getter) -> None:
         message = get(event, "message", None)
         text = field(message, "content")
         calls = field(message, "tool_calls")
@@ -100,10 +96,9 @@ class OllamaChatObserver(ObserverBase):
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        return self._report(
-            slots=self._slots,
-            closed_of=_closed,
-            finish_reasons=(self._finish,) if self._finish is not None else (),
-            cap_stop=self._finish == CAP_STOP,
-            torn=self._ledger.decided is None,
+        return self._ended_once_report(
+            self._slots,
+            _closed,
+            word=self._finish,
+            cap_word=CAP_STOP,
         )

@@ -188,12 +188,11 @@ class OpenAIResponsesObserver(ObserverBase):
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
-        return self._report(
-            slots=[*self._replaced, *self._slots.values()],
-            closed_of=_closed,
-            finish_reasons=(self._finish,) if self._finish is not None else (),
-            cap_stop=self._finish == CAP_STOP,
-            torn=self._ledger.decided is None,
+        return self._ended_once_report(
+            [*self._replaced, *self._slots.values()],
+            _closed,
+            word=self._finish,
+            cap_word=CAP_STOP,
         )
 
 
