@@ -89,7 +89,7 @@ import logging
 import sys
 import threading
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import CoroutineType, ModuleType
@@ -692,17 +692,17 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
 
 
 def _steps_wrapper(target: Target) -> Callable[..., object]:
-    def wrapper(
-        wrapped: Callable[..., Iterator[object]], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> object:
-        """The SDK's generator, decided now and watched: its first step sends, and is recorded then."""
+    watch = watch_async_steps if target.is_async else watch_steps
+
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """The SDK's generator (``is_async``: async generator), decided now and watched: its first step sends."""
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
         call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
             return wrapped(*args, **sent)
-        return watch_steps(wrapped(*args, **call.kwargs), call)
+        return watch(wrapped(*args, **call.kwargs), call)
 
     return wrapper
 
@@ -734,20 +734,6 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
     finally:
         _INSIDE.reset(token)
     return _watched(telemetry, target, call, result)
-
-
-def _async_steps_wrapper(target: Target) -> Callable[..., object]:
-    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
-        """The SDK's async generator, decided now and watched: its first step sends, and is recorded then."""
-        telemetry = STATE.telemetry
-        if telemetry is None or _INSIDE.get():
-            return wrapped(*args, **kwargs)
-        call, sent = _decided(telemetry, target, instance, kwargs)
-        if call is None:
-            return wrapped(*args, **sent)
-        return watch_async_steps(wrapped(*args, **call.kwargs), call)
-
-    return wrapper
 
 
 def _call_or_steps_wrapper(target: Target) -> Callable[..., object]:
@@ -920,7 +906,7 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "send":
         return _async_send_wrapper(target) if target.is_async else _send_wrapper(target)
     if target.kind == "steps":
-        return _async_steps_wrapper(target) if target.is_async else _steps_wrapper(target)
+        return _steps_wrapper(target)
     if target.kind == "call_or_steps":
         return _async_call_or_steps_wrapper(target) if target.is_async else _call_or_steps_wrapper(target)
     return _async_wrapper(target) if target.is_async else _sync_wrapper(target)
