@@ -174,7 +174,7 @@ def test_an_id_over_chats_limit_is_stated_once_in_mistrals_words() -> None:
 def test_a_dialect_is_asked_of_its_own_lane_only() -> None:
     """An unknown dialect, or a dialect of another lane, is a typed error naming what is known."""
     messages = [{"role": "user", "content": "hi"}]
-    with pytest.raises(UnknownLaneError, match="expected one of mistral, deepseek, cohere"):
+    with pytest.raises(UnknownLaneError, match="expected one of mistral, ollama, deepseek, cohere"):
         validate(messages, lane=CHAT, dialect="groq")  # type: ignore[arg-type]
     with pytest.raises(UnknownLaneError, match=r"is of openai\.chat_completions, not of anthropic\.messages"):
         ensure_tool_turn_invariants(messages, lane="anthropic.messages", dialect=MISTRAL)
