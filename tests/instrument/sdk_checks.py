@@ -122,3 +122,11 @@ def restored_by_uninstrument(
     assert all(a is b for a, b in zip(before, patched(), strict=True))
     yield
     assert otel.call_spans() == []
+
+
+def refused_request(requests: Sequence[RecordedRequest], written: list[Any] | None = None) -> None:
+    """The one request was refused with a 400; its messages exactly as ``written``, when given."""
+    (request,) = requests
+    assert request.status == 400
+    if written is not None:
+        assert request.body["messages"] == written  # type: ignore[index]

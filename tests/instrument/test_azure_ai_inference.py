@@ -40,15 +40,8 @@ from opentelemetry import trace
 
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    busy_once,
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    served_request,
-    whole_and_streamed,
-)
 from tests.instrument.test_stainless_sdks import BROKEN as CHAT_BROKEN
 from tests.instrument.test_stainless_sdks import BUSY
 from tests.instrument.test_stainless_sdks import REFUSAL_OF as CHAT_REFUSAL_OF
@@ -94,9 +87,9 @@ def _chat_requests(sim: Simulator) -> list[Any]:
 
 def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
     """The simulator accepted one valid request; one ``azure.ai.inference`` span carries the case's repair."""
-    served_request(_chat_requests(sim), messages, BROKEN[case])
+    checks.served_request(_chat_requests(sim), messages, BROKEN[case])
     assert all(mine is theirs for mine, theirs in zip(messages, BROKEN[case], strict=True))
-    attributes = one_repaired_span(otel, provider=PROVIDER, forms=[REPAIR_OF[case]], streamed=streamed)
+    attributes = checks.one_repaired_span(otel, provider=PROVIDER, forms=[REPAIR_OF[case]], streamed=streamed)
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
 
 
@@ -107,11 +100,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
         client.complete(messages=BROKEN[case], model=MODEL)
     assert refused.value.status_code == 400
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = _chat_requests(sim)
-    assert request.status == 400
+    checks.refused_request(_chat_requests(sim))
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -131,7 +123,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, case, messages, streamed=streamed)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -156,7 +148,7 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, azure-core's retry policy sends again: two requests, one span and one count."""
     otel = instrument()
-    attempts = busy_once(sim, monkeypatch, BUSY)
+    attempts = checks.busy_once(sim, monkeypatch, BUSY)
     messages = list(BROKEN["interrupted"])
     with _client(sim, retry_total=1, retry_backoff_factor=0) as client:
         client.complete(messages=messages, model=MODEL)
@@ -226,12 +218,11 @@ def test_a_call_by_body_goes_out_as_written_unrecorded(instrument: Instrument, s
     otel = instrument()
     with _client(sim) as client, pytest.raises(HttpResponseError):
         client.complete(body={"messages": BROKEN["interrupted"], "model": MODEL})
-    (request,) = _chat_requests(sim)
-    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
+    checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
     assert otel.call_spans() == []
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
     instrument: Instrument, sim: Simulator, *, streamed: bool
 ) -> None:
@@ -240,9 +231,8 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
         client.complete(messages=list(BROKEN["interrupted"]), model=MODEL, stream=streamed)
     assert type(refused.value) is HttpResponseError
-    (request,) = _chat_requests(sim)
-    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
-    observed_refusal(otel, "HttpResponseError")
+    checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
+    checks.observed_refusal(otel, "HttpResponseError")
 
 
 def _patched() -> list[object]:
@@ -258,7 +248,7 @@ def _patched() -> list[object]:
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's ``complete`` and azure-core's ``send`` are the objects they were; refused."""
     with (
-        restored_by_uninstrument(instrument, _patched, providers=("azure_ai_inference",)),
+        checks.restored_by_uninstrument(instrument, _patched, providers=("azure_ai_inference",)),
         _client(sim) as client,
         pytest.raises(HttpResponseError),
     ):

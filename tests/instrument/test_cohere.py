@@ -30,16 +30,8 @@ from cohere.v2.client import AsyncV2Client, V2Client
 from otel_toolturn.instrument import ToolTurnInstrumentor, names
 from otel_toolturn.simulator import ScriptedTurn, Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    busy_once,
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    retried_as_one_call,
-    served_request,
-    whole_and_streamed,
-)
 
 MODEL: Final = "command-a-03-2025"
 PLAN: Final = "I will read a and b."
@@ -104,10 +96,10 @@ def client(sim: Simulator) -> Iterator[cohere.ClientV2]:
 
 def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
     """The simulator accepted one valid request, ``tool_plan`` as sent; one ``cohere`` span carries the repairs."""
-    sent = served_request(sim.requests, messages, BROKEN[case], path="/v2/chat")
+    sent = checks.served_request(sim.requests, messages, BROKEN[case], path="/v2/chat")
     assert [m.get("tool_plan") for m in sent if m["role"] == "assistant"] == [PLAN] * (case != "orphan")
     # "COMPLETE": the finish reason in Cohere's own words, read from its own response
-    attributes = one_repaired_span(
+    attributes = checks.one_repaired_span(
         otel, provider="cohere", forms=REPAIRS_OF[case], finish="COMPLETE", streamed=streamed
     )
     assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
@@ -121,11 +113,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(
     with pytest.raises(cohere.BadRequestError) as refused:
         client.chat(model=MODEL, messages=BROKEN[case])
     assert refused.value.body["message"].startswith(REFUSAL_OF[case])
-    (request,) = sim.requests
-    assert request.status == 400
+    checks.refused_request(sim.requests)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -144,7 +135,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, case, messages, streamed=streamed)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -168,13 +159,13 @@ def test_a_call_the_sdk_retries_is_one_span(
     """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
     otel = instrument()
     busy = Answer(status=500, body={"message": "try again"}, headers={"retry-after-ms": "1"})
-    attempts = busy_once(sim, monkeypatch, busy)
+    attempts = checks.busy_once(sim, monkeypatch, busy)
     with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=1) as client:
         client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
-    retried_as_one_call(otel, attempts)
+    checks.retried_as_one_call(otel, attempts)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
     instrument: Instrument, sim: Simulator, *, streamed: bool
 ) -> None:
@@ -185,9 +176,8 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
         send = (lambda: list(client.chat_stream(model=MODEL, messages=messages))) if streamed else None
         with pytest.raises(cohere.BadRequestError):
             send() if send is not None else client.chat(model=MODEL, messages=messages)
-    (request,) = sim.requests
-    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])  # type: ignore[index]
-    observed_refusal(otel, "BadRequestError")
+    checks.refused_request(sim.requests, BROKEN["interrupted"])
+    checks.observed_refusal(otel, "BadRequestError")
 
 
 def _patched() -> list[object]:
@@ -201,7 +191,7 @@ def _patched() -> list[object]:
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx's ``send`` are the objects they were; refused again."""
     with (
-        restored_by_uninstrument(instrument, _patched),
+        checks.restored_by_uninstrument(instrument, _patched),
         cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client,
         pytest.raises(cohere.BadRequestError),
     ):

@@ -23,15 +23,8 @@ from huggingface_hub.inference._providers import hf_inference
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    CHAT,
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    served_request,
-    whole_and_streamed,
-)
 from tests.instrument.test_stainless_sdks import BROKEN, REFUSAL_OF, REPAIR_OF
 
 MODEL: Final = "model-a"
@@ -42,8 +35,8 @@ def _served(
     sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
 ) -> None:
     """The simulator accepted one valid request at the router's path; one span carries the case's repair."""
-    served_request(sim.requests, messages, BROKEN[case], path="/v1/chat/completions")
-    attributes = one_repaired_span(otel, provider="openai", forms=[REPAIR_OF[case]], streamed=streamed)
+    checks.served_request(sim.requests, messages, BROKEN[case], path="/v1/chat/completions")
+    attributes = checks.one_repaired_span(otel, provider="openai", forms=[REPAIR_OF[case]], streamed=streamed)
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
 
 
@@ -54,11 +47,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with pytest.raises(BadRequestError) as refused:
         client.chat_completion(BROKEN[case], model=MODEL)
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert (request.status, request.body["messages"]) == (400, BROKEN[case])  # type: ignore[index]
+    checks.refused_request(sim.requests, BROKEN[case])
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_chat_completion_repairs_the_broken_history(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -87,7 +79,7 @@ def test_the_openai_shaped_alias_is_repaired(instrument: Instrument, sim: Simula
     _served(sim, otel, "interrupted", messages)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -117,7 +109,7 @@ def test_a_server_error_is_one_span_and_the_sdks_own_exception(
         client.chat_completion(list(BROKEN["interrupted"]), model=MODEL)
     (span,) = otel.call_spans()
     assert (span.attributes or {})[names.ERROR_TYPE] == "HfHubHTTPError"
-    assert otel.total(names.REQUESTS.name, toolturn__lane=CHAT) == 1
+    assert otel.total(names.REQUESTS.name, toolturn__lane=checks.CHAT) == 1
 
 
 def test_a_request_the_sdk_sends_before_the_chat_request_is_not_the_call(
@@ -167,7 +159,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     client = InferenceClient(base_url=sim.base_url, api_key="test-key")
     with pytest.raises(BadRequestError):
         client.chat_completion(list(BROKEN["interrupted"]), model=MODEL)
-    observed_refusal(otel, "BadRequestError")
+    checks.observed_refusal(otel, "BadRequestError")
 
 
 def _patched() -> list[object]:
@@ -179,5 +171,8 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx2's ``send`` are the objects they were; refused again."""
-    with restored_by_uninstrument(instrument, _patched, providers=("huggingface_hub",)), pytest.raises(BadRequestError):
+    with (
+        checks.restored_by_uninstrument(instrument, _patched, providers=("huggingface_hub",)),
+        pytest.raises(BadRequestError),
+    ):
         InferenceClient(base_url=sim.base_url, api_key="k").chat_completion(list(BROKEN["interrupted"]), model=MODEL)

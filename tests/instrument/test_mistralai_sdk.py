@@ -23,16 +23,8 @@ from mistralai.client.utils import eventstreaming
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    busy_once,
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    retried_as_one_call,
-    served_request,
-    whole_and_streamed,
-)
 
 MODEL: Final = "mistral-small-latest"
 PATTERN: Final = re.compile(r"[a-zA-Z0-9]{9}")
@@ -74,8 +66,8 @@ def _served(
     sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
 ) -> None:
     """The simulator accepted one request valid in Mistral's dialect; one ``mistral_ai`` span carries the repair."""
-    served_request(sim.requests, messages, BROKEN[case], dialect="mistral")
-    one_repaired_span(otel, provider="mistral_ai", forms=[REPAIR_OF[case]], streamed=streamed)
+    checks.served_request(sim.requests, messages, BROKEN[case], dialect="mistral")
+    checks.one_repaired_span(otel, provider="mistral_ai", forms=[REPAIR_OF[case]], streamed=streamed)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -84,11 +76,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused_in_mistrals_w
     with pytest.raises(errors.SDKError) as refused:
         _client(sim).chat.complete(model=MODEL, messages=BROKEN[case])  # type: ignore[arg-type]
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert request.status == 400
+    checks.refused_request(sim.requests)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -119,7 +110,7 @@ def test_a_renamed_id_is_renamed_on_its_call_and_its_result_alike(instrument: In
     assert sent[2]["tool_call_id"] == call["id"]
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_methods_are_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -144,10 +135,10 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
     otel = instrument()
-    attempts = busy_once(sim, monkeypatch, Answer(status=500, body={"object": "error", "message": "try again"}))
+    attempts = checks.busy_once(sim, monkeypatch, Answer(status=500, body={"object": "error", "message": "try again"}))
     retries = utils.RetryConfig("backoff", utils.BackoffStrategy(1, 1, 1.0, 60_000), retry_connection_errors=False)
     _client(sim, retry_config=retries).chat.complete(model=MODEL, messages=list(BROKEN["interrupted"]))  # type: ignore[arg-type]
-    retried_as_one_call(otel, attempts)
+    checks.retried_as_one_call(otel, attempts)
 
 
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
@@ -157,7 +148,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     otel = instrument(mode="observe")
     with pytest.raises(errors.SDKError):
         _client(sim).chat.complete(model=MODEL, messages=list(BROKEN["openai_ids"]))  # type: ignore[arg-type]
-    observed_refusal(otel, "SDKError", "invalid_id")
+    checks.observed_refusal(otel, "SDKError", "invalid_id")
 
 
 def _patched() -> list[object]:
@@ -168,7 +159,7 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx2's ``send`` are the objects they were; refused again."""
-    with restored_by_uninstrument(instrument, _patched), pytest.raises(errors.SDKError):
+    with checks.restored_by_uninstrument(instrument, _patched), pytest.raises(errors.SDKError):
         _client(sim).chat.complete(model=MODEL, messages=list(BROKEN["interrupted"]))  # type: ignore[arg-type]
 
 

@@ -19,14 +19,8 @@ from ollama._client import AsyncClient, Client
 from otel_toolturn import INTERRUPTED_RESULT_TEXT
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import ScriptedTurn, Simulator
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    served_request,
-    whole_and_streamed,
-)
 
 MODEL: Final = "llama3.2"
 
@@ -71,11 +65,11 @@ CASES: Final = sorted(BROKEN)
 
 def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
     """One valid request served; one ``ollama`` span carries the repairs; the caller's list as it was."""
-    sent = served_request(sim.requests, messages, BROKEN[case], path="/api/chat", dialect="ollama")
+    sent = checks.served_request(sim.requests, messages, BROKEN[case], path="/api/chat", dialect="ollama")
     assert all("tool_call_id" not in message for message in sent)  # no id is written into an id-less history
     if case == "interrupted":
         assert sent[3] == {"role": "tool", "tool_name": "read", "content": INTERRUPTED_RESULT_TEXT}
-    attributes = one_repaired_span(otel, provider="ollama", forms=REPAIRS_OF[case], streamed=streamed)
+    attributes = checks.one_repaired_span(otel, provider="ollama", forms=REPAIRS_OF[case], streamed=streamed)
     assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
 
 
@@ -85,11 +79,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with pytest.raises(ollama.ResponseError) as refused:
         Client(host=sim.base_url).chat(model=MODEL, messages=BROKEN[case])
     assert refused.value.status_code == 400
-    (request,) = sim.requests
-    assert request.status == 400
+    checks.refused_request(sim.requests)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -109,7 +102,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, case, messages, streamed=streamed)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -139,7 +132,7 @@ async def test_an_async_stream_never_read_sends_nothing_and_leaves_no_span(
     assert otel.call_spans() == []
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
     instrument: Instrument, sim: Simulator, *, streamed: bool
 ) -> None:
@@ -159,7 +152,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
         send()
     alone, observed = sim.requests
     assert (observed.status, observed.body) == (400, alone.body)
-    observed_refusal(otel, "ResponseError")
+    checks.observed_refusal(otel, "ResponseError")
 
 
 def test_a_stream_that_ends_without_its_done_line_is_torn_on_its_span(instrument: Instrument, sim: Simulator) -> None:
@@ -184,5 +177,5 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx's ``send`` are the objects they were; refused again."""
-    with restored_by_uninstrument(instrument, _patched), pytest.raises(ollama.ResponseError):
+    with checks.restored_by_uninstrument(instrument, _patched), pytest.raises(ollama.ResponseError):
         Client(host=sim.base_url).chat(model=MODEL, messages=list(BROKEN["interrupted"]))

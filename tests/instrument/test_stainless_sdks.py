@@ -21,16 +21,8 @@ import together
 from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
-from tests.instrument.sdk_checks import (
-    busy_once,
-    observed_refusal,
-    one_repaired_span,
-    restored_by_uninstrument,
-    retried_as_one_call,
-    served_request,
-    whole_and_streamed,
-)
 
 MODEL: Final = "model-a"
 
@@ -116,8 +108,8 @@ def _served(
     sim: Simulator, otel: Otel, sdk: Sdk, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
 ) -> None:
     """The simulator accepted one valid request; one span of ``sdk``'s provider carries the case's repair."""
-    served_request(sim.requests, messages, BROKEN[case])
-    one_repaired_span(otel, provider=sdk.provider_name, forms=[REPAIR_OF[case]], streamed=streamed)
+    checks.served_request(sim.requests, messages, BROKEN[case])
+    checks.one_repaired_span(otel, provider=sdk.provider_name, forms=[REPAIR_OF[case]], streamed=streamed)
 
 
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
@@ -126,11 +118,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError) as refused:
         client.chat.completions.create(model=MODEL, messages=BROKEN[case])
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert (request.status, request.body["messages"]) == (400, BROKEN[case])  # type: ignore[index]
+    checks.refused_request(sim.requests, BROKEN[case])
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, sdk: Sdk, case: str, *, streamed: bool
@@ -151,7 +142,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, sdk, case, messages, streamed=streamed)
 
 
-@whole_and_streamed
+@checks.whole_and_streamed
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, sdk: Sdk, case: str, *, streamed: bool
@@ -189,10 +180,10 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
     otel = instrument()
-    attempts = busy_once(sim, monkeypatch, BUSY)
+    attempts = checks.busy_once(sim, monkeypatch, BUSY)
     with sdk.client(sim, retries=1) as client:
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
-    retried_as_one_call(otel, attempts)
+    checks.retried_as_one_call(otel, attempts)
 
 
 @pytest.mark.parametrize("sdk", SDKS, ids=[s.name for s in SDKS])
@@ -203,7 +194,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     otel = instrument(mode="observe")
     with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError):
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
-    observed_refusal(otel, "BadRequestError")
+    checks.observed_refusal(otel, "BadRequestError")
 
 
 def _patched(sdk: Sdk) -> list[object]:
@@ -218,7 +209,7 @@ def _patched(sdk: Sdk) -> list[object]:
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator, sdk: Sdk) -> None:
     """After ``uninstrument()`` the SDK's ``create`` and httpx's ``send`` are the objects they were; refused again."""
     with (
-        restored_by_uninstrument(instrument, lambda: _patched(sdk)),
+        checks.restored_by_uninstrument(instrument, lambda: _patched(sdk)),
         sdk.client(sim) as client,
         pytest.raises(sdk.sdk.BadRequestError),
     ):
