@@ -38,16 +38,15 @@ from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest
 from opentelemetry import trace
 
-from otel_toolturn import validate
-from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
-from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.test_stainless_sdks import BROKEN as CHAT_BROKEN
+from tests.instrument.test_stainless_sdks import BUSY
 from tests.instrument.test_stainless_sdks import REFUSAL_OF as CHAT_REFUSAL_OF
 from tests.instrument.test_stainless_sdks import REPAIR_OF as CHAT_REPAIR_OF
 
-LANE: Final = "openai.chat_completions"
 MODEL: Final = "model-a"
 PROVIDER: Final = "azure.ai.inference"
 CHAT_PATH: Final = "/models/chat/completions"
@@ -88,24 +87,10 @@ def _chat_requests(sim: Simulator) -> list[Any]:
 
 def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
     """The simulator accepted one valid request; one ``azure.ai.inference`` span carries the case's repair."""
-    (request,) = _chat_requests(sim)
-    assert request.status == 200
-    assert validate(request.body["messages"], lane=LANE) == []
-    assert messages == BROKEN[case]  # the caller's list is never changed
+    checks.served_request(_chat_requests(sim), messages, BROKEN[case])
     assert all(mine is theirs for mine, theirs in zip(messages, BROKEN[case], strict=True))
-    (span,) = otel.call_spans()
-    attributes = span.attributes or {}
-    assert attributes[names.LANE] == LANE
-    assert attributes[names.PROVIDER] == PROVIDER
+    attributes = checks.one_repaired_span(otel, provider=PROVIDER, forms=[REPAIR_OF[case]], streamed=streamed)
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
-    assert attributes[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert attributes[names.REPAIRS_FORMS] == (REPAIR_OF[case],)
-    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # the response (or stream) was read
-    assert names.STREAM_TORN not in attributes
-    (event,) = [e for e in span.events if e.name == names.EVENT_REPAIR]
-    assert (event.attributes or {})[names.REPAIR_FORM] == REPAIR_OF[case]
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name=PROVIDER) == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -115,11 +100,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
         client.complete(messages=BROKEN[case], model=MODEL)
     assert refused.value.status_code == 400
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = _chat_requests(sim)
-    assert request.status == 400
+    checks.refused_request(_chat_requests(sim))
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -139,7 +123,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, case, messages, streamed=streamed)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -164,16 +148,7 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, azure-core's retry policy sends again: two requests, one span and one count."""
     otel = instrument()
-    answer = sim.answer
-    attempts: list[str] = []
-
-    def busy_once(path: str, raw: bytes) -> Answer:
-        attempts.append(path)
-        if len(attempts) == 1:
-            return Answer(status=500, body={"error": {"message": "try again"}}, headers={"retry-after-ms": "1"})
-        return answer(path, raw)
-
-    monkeypatch.setattr(sim, "answer", busy_once)
+    attempts = checks.busy_once(sim, monkeypatch, BUSY)
     messages = list(BROKEN["interrupted"])
     with _client(sim, retry_total=1, retry_backoff_factor=0) as client:
         client.complete(messages=messages, model=MODEL)
@@ -243,12 +218,11 @@ def test_a_call_by_body_goes_out_as_written_unrecorded(instrument: Instrument, s
     otel = instrument()
     with _client(sim) as client, pytest.raises(HttpResponseError):
         client.complete(body={"messages": BROKEN["interrupted"], "model": MODEL})
-    (request,) = _chat_requests(sim)
-    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
+    checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
     assert otel.call_spans() == []
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
     instrument: Instrument, sim: Simulator, *, streamed: bool
 ) -> None:
@@ -257,11 +231,8 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
         client.complete(messages=list(BROKEN["interrupted"]), model=MODEL, stream=streamed)
     assert type(refused.value) is HttpResponseError
-    (request,) = _chat_requests(sim)
-    assert (request.status, request.body["messages"]) == (400, BROKEN["interrupted"])
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.ERROR_TYPE] == "HttpResponseError"
-    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+    checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
+    checks.observed_refusal(otel, "HttpResponseError")
 
 
 def _patched() -> list[object]:
@@ -276,11 +247,9 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's ``complete`` and azure-core's ``send`` are the objects they were; refused."""
-    before = _patched()
-    otel = instrument(providers=("azure_ai_inference",))
-    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
-    ToolTurnInstrumentor().uninstrument()
-    assert all(a is b for a, b in zip(before, _patched(), strict=True))
-    with _client(sim) as client, pytest.raises(HttpResponseError):
+    with (
+        checks.restored_by_uninstrument(instrument, _patched, providers=("azure_ai_inference",)),
+        _client(sim) as client,
+        pytest.raises(HttpResponseError),
+    ):
         client.complete(messages=list(BROKEN["interrupted"]), model=MODEL)
-    assert otel.call_spans() == []

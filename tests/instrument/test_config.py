@@ -9,7 +9,7 @@ import pytest
 
 from otel_toolturn import LANES, ToolTurnInputError
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
-from otel_toolturn.instrument._config import LANES_OF, UNINSTRUMENTED_LANES, Provider, resolve_options
+from otel_toolturn.instrument._config import LANES_OF, PROVIDERS, UNINSTRUMENTED_LANES, Provider, resolve_options
 from tests.instrument.conftest import Otel
 from tests.instrument.wire import MODEL, Wire
 
@@ -108,18 +108,10 @@ def test_instrumenting_with_a_bogus_mode_variable_records_in_the_default_mode(
 
 
 def test_each_lane_belongs_to_exactly_one_provider() -> None:
-    """The family SDKs' lanes, read from the vocabulary, are every lane once; the Chat SDKs of their own speak Chat."""
-    chat_sdks: tuple[Provider, ...] = (
-        "groq",
-        "together",
-        "fireworks",
-        "huggingface_hub",
-        "cohere",
-        "mistralai",
-        "azure_ai_inference",
-        "ollama",
-    )
-    family = sorted(lane for sdk, lanes in LANES_OF.items() if sdk not in chat_sdks for lane in lanes)
+    """The family SDKs' lanes, read from the vocabulary, are every lane once; every other SDK speaks Chat alone."""
+    families: tuple[Provider, ...] = ("openai", "anthropic", "google_genai", "litellm", "botocore")
+    chat_sdks = [sdk for sdk in PROVIDERS if sdk not in families]
+    family = sorted(lane for sdk in families for lane in LANES_OF[sdk])
     assert family == sorted(set(LANES) - UNINSTRUMENTED_LANES)
     assert [LANES_OF[sdk] for sdk in chat_sdks] == [("openai.chat_completions",)] * len(chat_sdks)
     assert frozenset() == UNINSTRUMENTED_LANES

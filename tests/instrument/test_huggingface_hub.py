@@ -20,34 +20,24 @@ from huggingface_hub.inference import _client as hf_client
 from huggingface_hub.inference._generated import _async_client as hf_async_client
 from huggingface_hub.inference._providers import hf_inference
 
-from otel_toolturn import validate
-from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.test_stainless_sdks import BROKEN, REFUSAL_OF, REPAIR_OF
 
-LANE: Final = "openai.chat_completions"
 MODEL: Final = "model-a"
 CASES: Final = sorted(BROKEN)
 
 
-def _served(sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]]) -> None:
+def _served(
+    sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
+) -> None:
     """The simulator accepted one valid request at the router's path; one span carries the case's repair."""
-    (request,) = sim.requests
-    assert (request.status, request.path) == (200, "/v1/chat/completions")
-    assert validate(request.body["messages"], lane=LANE) == []  # type: ignore[index]
-    assert messages == BROKEN[case]  # the caller's list is never changed
-    (span,) = otel.call_spans()
-    attributes = span.attributes or {}
-    assert attributes[names.PROVIDER] == "openai"
+    checks.served_request(sim.requests, messages, BROKEN[case], path="/v1/chat/completions")
+    attributes = checks.one_repaired_span(otel, provider="openai", forms=[REPAIR_OF[case]], streamed=streamed)
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
-    assert attributes[names.REPAIRS_FORMS] == (REPAIR_OF[case],)
-    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # the response (or stream) was read
-    (event,) = [e for e in span.events if e.name == names.EVENT_REPAIR]
-    assert (event.attributes or {})[names.REPAIR_FORM] == REPAIR_OF[case]
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name="openai") == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -57,11 +47,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with pytest.raises(BadRequestError) as refused:
         client.chat_completion(BROKEN[case], model=MODEL)
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert (request.status, request.body["messages"]) == (400, BROKEN[case])  # type: ignore[index]
+    checks.refused_request(sim.requests, BROKEN[case])
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_chat_completion_repairs_the_broken_history(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -78,10 +67,7 @@ def test_chat_completion_repairs_the_broken_history(
         output = client.chat_completion(messages, model=MODEL)
         assert type(output).__name__ == "ChatCompletionOutput"
         assert output.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages)
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert names.STREAM_TORN not in (span.attributes or {})
+    _served(sim, otel, case, messages, streamed=streamed)
 
 
 def test_the_openai_shaped_alias_is_repaired(instrument: Instrument, sim: Simulator) -> None:
@@ -93,7 +79,7 @@ def test_the_openai_shaped_alias_is_repaired(instrument: Instrument, sim: Simula
     _served(sim, otel, "interrupted", messages)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -123,7 +109,7 @@ def test_a_server_error_is_one_span_and_the_sdks_own_exception(
         client.chat_completion(list(BROKEN["interrupted"]), model=MODEL)
     (span,) = otel.call_spans()
     assert (span.attributes or {})[names.ERROR_TYPE] == "HfHubHTTPError"
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
+    assert otel.total(names.REQUESTS.name, toolturn__lane=checks.CHAT) == 1
 
 
 def test_a_request_the_sdk_sends_before_the_chat_request_is_not_the_call(
@@ -173,9 +159,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     client = InferenceClient(base_url=sim.base_url, api_key="test-key")
     with pytest.raises(BadRequestError):
         client.chat_completion(list(BROKEN["interrupted"]), model=MODEL)
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.ERROR_TYPE] == "BadRequestError"
-    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+    checks.observed_refusal(otel, "BadRequestError")
 
 
 def _patched() -> list[object]:
@@ -187,11 +171,8 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx2's ``send`` are the objects they were; refused again."""
-    before = _patched()
-    otel = instrument(providers=("huggingface_hub",))
-    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
-    ToolTurnInstrumentor().uninstrument()
-    assert all(a is b for a, b in zip(before, _patched(), strict=True))
-    with pytest.raises(BadRequestError):
+    with (
+        checks.restored_by_uninstrument(instrument, _patched, providers=("huggingface_hub",)),
+        pytest.raises(BadRequestError),
+    ):
         InferenceClient(base_url=sim.base_url, api_key="k").chat_completion(list(BROKEN["interrupted"]), model=MODEL)
-    assert otel.call_spans() == []

@@ -20,13 +20,12 @@ import pytest
 from mistralai.client import Mistral, chat, errors, utils
 from mistralai.client.utils import eventstreaming
 
-from otel_toolturn import validate
-from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
 
-LANE: Final = "openai.chat_completions"
 MODEL: Final = "mistral-small-latest"
 PATTERN: Final = re.compile(r"[a-zA-Z0-9]{9}")
 
@@ -63,23 +62,12 @@ def _client(sim: Simulator, **options: Any) -> Mistral:
     return Mistral(api_key="test-key", server_url=sim.mistral_base_url, **options)
 
 
-def _served(sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]]) -> None:
+def _served(
+    sim: Simulator, otel: Otel, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
+) -> None:
     """The simulator accepted one request valid in Mistral's dialect; one ``mistral_ai`` span carries the repair."""
-    (request,) = sim.requests
-    assert request.status == 200
-    sent = request.body["messages"]  # type: ignore[index]
-    assert validate(sent, lane=LANE, dialect="mistral") == []
-    assert messages == BROKEN[case]  # the caller's list is never changed
-    (span,) = otel.call_spans()
-    attributes = span.attributes or {}
-    assert attributes[names.LANE] == LANE
-    assert attributes[names.PROVIDER] == "mistral_ai"
-    assert attributes[names.REPAIRS_FORMS] == (REPAIR_OF[case],)
-    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # the response (or stream) was read
-    (event,) = [e for e in span.events if e.name == names.EVENT_REPAIR]
-    assert (event.attributes or {})[names.REPAIR_FORM] == REPAIR_OF[case]
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name="mistral_ai") == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+    checks.served_request(sim.requests, messages, BROKEN[case], dialect="mistral")
+    checks.one_repaired_span(otel, provider="mistral_ai", forms=[REPAIR_OF[case]], streamed=streamed)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -88,11 +76,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused_in_mistrals_w
     with pytest.raises(errors.SDKError) as refused:
         _client(sim).chat.complete(model=MODEL, messages=BROKEN[case])  # type: ignore[arg-type]
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert request.status == 400
+    checks.refused_request(sim.requests)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -110,10 +97,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
         completion = client.chat.complete(model=MODEL, messages=messages)  # type: ignore[arg-type]
         assert type(completion).__module__.startswith("mistralai.client.models.")
         assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages)
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert names.STREAM_TORN not in (span.attributes or {})
+    _served(sim, otel, case, messages, streamed=streamed)
 
 
 def test_a_renamed_id_is_renamed_on_its_call_and_its_result_alike(instrument: Instrument, sim: Simulator) -> None:
@@ -126,7 +110,7 @@ def test_a_renamed_id_is_renamed_on_its_call_and_its_result_alike(instrument: In
     assert sent[2]["tool_call_id"] == call["id"]
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_methods_are_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -151,22 +135,10 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
     otel = instrument()
-    answer = sim.answer
-    attempts: list[str] = []
-
-    def busy_once(path: str, raw: bytes) -> Answer:
-        attempts.append(path)
-        if len(attempts) == 1:
-            return Answer(status=500, body={"object": "error", "message": "try again"})
-        return answer(path, raw)
-
-    monkeypatch.setattr(sim, "answer", busy_once)
+    attempts = checks.busy_once(sim, monkeypatch, Answer(status=500, body={"object": "error", "message": "try again"}))
     retries = utils.RetryConfig("backoff", utils.BackoffStrategy(1, 1, 1.0, 60_000), retry_connection_errors=False)
     _client(sim, retry_config=retries).chat.complete(model=MODEL, messages=list(BROKEN["interrupted"]))  # type: ignore[arg-type]
-    assert len(attempts) == 2
-    assert len(otel.call_spans()) == 1
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
-    assert len(otel.events(names.EVENT_REPAIR)) == 1
+    checks.retried_as_one_call(otel, attempts)
 
 
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
@@ -176,9 +148,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     otel = instrument(mode="observe")
     with pytest.raises(errors.SDKError):
         _client(sim).chat.complete(model=MODEL, messages=list(BROKEN["openai_ids"]))  # type: ignore[arg-type]
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.ERROR_TYPE] == "SDKError"
-    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["invalid_id"]
+    checks.observed_refusal(otel, "SDKError", "invalid_id")
 
 
 def _patched() -> list[object]:
@@ -189,14 +159,8 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx2's ``send`` are the objects they were; refused again."""
-    before = _patched()
-    otel = instrument()
-    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
-    ToolTurnInstrumentor().uninstrument()
-    assert all(a is b for a, b in zip(before, _patched(), strict=True))
-    with pytest.raises(errors.SDKError):
+    with checks.restored_by_uninstrument(instrument, _patched), pytest.raises(errors.SDKError):
         _client(sim).chat.complete(model=MODEL, messages=list(BROKEN["interrupted"]))  # type: ignore[arg-type]
-    assert otel.call_spans() == []
 
 
 def _capture(sent: list[httpx2.Request]) -> httpx2.MockTransport:

@@ -16,12 +16,12 @@ import ollama
 import pytest
 from ollama._client import AsyncClient, Client
 
-from otel_toolturn import INTERRUPTED_RESULT_TEXT, validate
-from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn import INTERRUPTED_RESULT_TEXT
+from otel_toolturn.instrument import names
 from otel_toolturn.simulator import ScriptedTurn, Simulator
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
 
-LANE: Final = "openai.chat_completions"
 MODEL: Final = "llama3.2"
 
 
@@ -65,27 +65,12 @@ CASES: Final = sorted(BROKEN)
 
 def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None:
     """One valid request served; one ``ollama`` span carries the repairs; the caller's list as it was."""
-    (request,) = sim.requests
-    assert (request.path, request.status) == ("/api/chat", 200)
-    sent = request.body["messages"]  # type: ignore[index]
-    assert validate(sent, lane=LANE, dialect="ollama") == []
+    sent = checks.served_request(sim.requests, messages, BROKEN[case], path="/api/chat", dialect="ollama")
     assert all("tool_call_id" not in message for message in sent)  # no id is written into an id-less history
     if case == "interrupted":
         assert sent[3] == {"role": "tool", "tool_name": "read", "content": INTERRUPTED_RESULT_TEXT}
-    assert messages == BROKEN[case]
-    (span,) = otel.call_spans()
-    attributes = span.attributes or {}
-    assert attributes[names.LANE] == LANE
-    assert attributes[names.PROVIDER] == "ollama"
-    assert attributes[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert tuple(sorted(str(form) for form in attributes[names.REPAIRS_FORMS])) == REPAIRS_OF[case]  # type: ignore[union-attr]
-    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # Ollama's own reply was read
-    assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0  # type: ignore[operator]
-    assert names.STREAM_TORN not in attributes
-    forms = sorted(str((e.attributes or {})[names.REPAIR_FORM]) for e in span.events if e.name == names.EVENT_REPAIR)
-    assert tuple(forms) == REPAIRS_OF[case]
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name="ollama") == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+    attributes = checks.one_repaired_span(otel, provider="ollama", forms=REPAIRS_OF[case], streamed=streamed)
+    assert attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -94,11 +79,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with pytest.raises(ollama.ResponseError) as refused:
         Client(host=sim.base_url).chat(model=MODEL, messages=BROKEN[case])
     assert refused.value.status_code == 400
-    (request,) = sim.requests
-    assert request.status == 400
+    checks.refused_request(sim.requests)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -118,7 +102,7 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     _served(sim, otel, case, messages, streamed=streamed)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize("case", CASES)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
@@ -148,7 +132,7 @@ async def test_an_async_stream_never_read_sends_nothing_and_leaves_no_span(
     assert otel.call_spans() == []
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back(
     instrument: Instrument, sim: Simulator, *, streamed: bool
 ) -> None:
@@ -168,9 +152,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
         send()
     alone, observed = sim.requests
     assert (observed.status, observed.body) == (400, alone.body)
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.ERROR_TYPE] == "ResponseError"
-    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+    checks.observed_refusal(otel, "ResponseError")
 
 
 def test_a_stream_that_ends_without_its_done_line_is_torn_on_its_span(instrument: Instrument, sim: Simulator) -> None:
@@ -195,11 +177,5 @@ def _patched() -> list[object]:
 
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -> None:
     """After ``uninstrument()`` the SDK's methods and httpx's ``send`` are the objects they were; refused again."""
-    before = _patched()
-    otel = instrument()
-    assert all(a is not b for a, b in zip(before, _patched(), strict=True))
-    ToolTurnInstrumentor().uninstrument()
-    assert all(a is b for a, b in zip(before, _patched(), strict=True))
-    with pytest.raises(ollama.ResponseError):
+    with checks.restored_by_uninstrument(instrument, _patched), pytest.raises(ollama.ResponseError):
         Client(host=sim.base_url).chat(model=MODEL, messages=list(BROKEN["interrupted"]))
-    assert otel.call_spans() == []

@@ -18,13 +18,12 @@ import httpx
 import pytest
 import together
 
-from otel_toolturn import validate
-from otel_toolturn.instrument import ToolTurnInstrumentor, names
+from otel_toolturn.instrument import names
 from otel_toolturn.simulator import Simulator
 from otel_toolturn.simulator._server import Answer
+from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Instrument, Otel
 
-LANE: Final = "openai.chat_completions"
 MODEL: Final = "model-a"
 
 
@@ -99,26 +98,18 @@ REFUSAL_OF: Final = {
     "interrupted": "An assistant message with 'tool_calls' must be followed by tool messages",
     "orphan": "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
 }
+BUSY: Final = Answer(status=500, body={"error": {"message": "try again"}}, headers={"retry-after-ms": "1"})
+"""A 500 that asks to be tried again at once: the answer to a first attempt the SDK retries."""
 CASES: Final = [(sdk, case) for sdk in SDKS for case in sorted(BROKEN)]
 IDS: Final = [f"{sdk.name}-{case}" for sdk, case in CASES]
 
 
-def _served(sim: Simulator, otel: Otel, sdk: Sdk, case: str, messages: list[dict[str, object]]) -> None:
+def _served(
+    sim: Simulator, otel: Otel, sdk: Sdk, case: str, messages: list[dict[str, object]], *, streamed: bool | None = None
+) -> None:
     """The simulator accepted one valid request; one span of ``sdk``'s provider carries the case's repair."""
-    (request,) = sim.requests
-    assert request.status == 200
-    assert validate(request.body["messages"], lane=LANE) == []  # type: ignore[index]
-    assert messages == BROKEN[case]  # the caller's list is never changed
-    (span,) = otel.call_spans()
-    attributes = span.attributes or {}
-    assert attributes[names.LANE] == LANE
-    assert attributes[names.PROVIDER] == sdk.provider_name
-    assert attributes[names.REPAIRS_FORMS] == (REPAIR_OF[case],)
-    assert attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)  # the response (or stream) was read
-    (event,) = [e for e in span.events if e.name == names.EVENT_REPAIR]
-    assert (event.attributes or {})[names.REPAIR_FORM] == REPAIR_OF[case]
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE, gen_ai__provider__name=sdk.provider_name) == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+    checks.served_request(sim.requests, messages, BROKEN[case])
+    checks.one_repaired_span(otel, provider=sdk.provider_name, forms=[REPAIR_OF[case]], streamed=streamed)
 
 
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
@@ -127,11 +118,10 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError) as refused:
         client.chat.completions.create(model=MODEL, messages=BROKEN[case])
     assert REFUSAL_OF[case] in str(refused.value)
-    (request,) = sim.requests
-    assert (request.status, request.body["messages"]) == (400, BROKEN[case])  # type: ignore[index]
+    checks.refused_request(sim.requests, BROKEN[case])
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
 def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, sdk: Sdk, case: str, *, streamed: bool
@@ -149,13 +139,10 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
             completion = client.chat.completions.create(model=MODEL, messages=messages)
             assert type(completion).__module__.startswith(f"{sdk.sdk.__name__}.types.")
             assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, sdk, case, messages)
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert names.STREAM_TORN not in (span.attributes or {})
+    _served(sim, otel, sdk, case, messages, streamed=streamed)
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@checks.whole_and_streamed
 @pytest.mark.parametrize(("sdk", "case"), CASES, ids=IDS)
 async def test_the_async_client_is_repaired_and_served(
     instrument: Instrument, sim: Simulator, sdk: Sdk, case: str, *, streamed: bool
@@ -193,22 +180,10 @@ def test_a_call_the_sdk_retries_is_one_span(
 ) -> None:
     """The server answers 500 once, the SDK retries over HTTP: two requests go out, one span and one count."""
     otel = instrument()
-    answer = sim.answer
-    attempts: list[str] = []
-
-    def busy_once(path: str, raw: bytes) -> Answer:
-        attempts.append(path)
-        if len(attempts) == 1:
-            return Answer(status=500, body={"error": {"message": "try again"}}, headers={"retry-after-ms": "1"})
-        return answer(path, raw)
-
-    monkeypatch.setattr(sim, "answer", busy_once)
+    attempts = checks.busy_once(sim, monkeypatch, BUSY)
     with sdk.client(sim, retries=1) as client:
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
-    assert len(attempts) == 2
-    assert len(otel.call_spans()) == 1
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
-    assert len(otel.events(names.EVENT_REPAIR)) == 1
+    checks.retried_as_one_call(otel, attempts)
 
 
 @pytest.mark.parametrize("sdk", SDKS, ids=[s.name for s in SDKS])
@@ -219,9 +194,7 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     otel = instrument(mode="observe")
     with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError):
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
-    (span,) = otel.call_spans()
-    assert (span.attributes or {})[names.ERROR_TYPE] == "BadRequestError"
-    assert [e[names.REPAIR_FORM] for e in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+    checks.observed_refusal(otel, "BadRequestError")
 
 
 def _patched(sdk: Sdk) -> list[object]:
@@ -235,14 +208,12 @@ def _patched(sdk: Sdk) -> list[object]:
 @pytest.mark.parametrize("sdk", SDKS, ids=[s.name for s in SDKS])
 def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator, sdk: Sdk) -> None:
     """After ``uninstrument()`` the SDK's ``create`` and httpx's ``send`` are the objects they were; refused again."""
-    before = _patched(sdk)
-    otel = instrument()
-    assert all(a is not b for a, b in zip(before, _patched(sdk), strict=True))
-    ToolTurnInstrumentor().uninstrument()
-    assert all(a is b for a, b in zip(before, _patched(sdk), strict=True))
-    with sdk.client(sim) as client, pytest.raises(sdk.sdk.BadRequestError):
+    with (
+        checks.restored_by_uninstrument(instrument, lambda: _patched(sdk)),
+        sdk.client(sim) as client,
+        pytest.raises(sdk.sdk.BadRequestError),
+    ):
         client.chat.completions.create(model=MODEL, messages=list(BROKEN["interrupted"]))
-    assert otel.call_spans() == []
 
 
 def _completion(request: httpx.Request) -> httpx.Response:

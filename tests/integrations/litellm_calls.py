@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -19,11 +19,23 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import litellm
 import pytest
 
-from otel_toolturn import Lane
+from otel_toolturn import Lane, validate
 from otel_toolturn.simulator import Simulator
+from tests.instrument.conftest import Otel
+from tests.instrument.sdk_checks import one_repaired_span
 from tests.transcripts import A, Event, R, U, build, c, t
 
-__all__ = ["BREAKS", "CALLS", "Call", "litellm", "request_kwargs", "send_async", "send_sync"]
+__all__ = [
+    "BREAKS",
+    "CALLS",
+    "Call",
+    "litellm",
+    "refused_in_the_laws_words",
+    "request_kwargs",
+    "send_async",
+    "send_sync",
+    "served_and_recorded_once",
+]
 
 OPENAI_MODEL: Final = "gpt-4o-mini"
 ANTHROPIC_MODEL: Final = "claude-sonnet-4-5"
@@ -140,3 +152,27 @@ def entry_cases(breaks: Iterable[str]) -> list[Any]:
         pytest.param(entry, brk, stream, id=f"{entry}-{brk}-{'stream' if stream else 'plain'}")
         for entry, brk, stream in itertools.product(("completion", "acompletion"), breaks, (False, True))
     ]
+
+
+def served_and_recorded_once(
+    otel: Otel, sim: Simulator, *, key: str, lane: Lane, provider: str, model: str, forms: Sequence[str]
+) -> Mapping[str, Any]:
+    """The last request was served, its ``key`` list valid in ``lane``; it is the only one, on one repaired span.
+
+    The span: ``lane``, ``provider``, the request's ``model``, ``forms`` as its repairs (attribute and events, in
+    order); the call counted once. Returns the span's attributes.
+    """
+    sent = sim.requests[-1]
+    assert sent.status == 200, sent.error
+    assert validate(last_sent_list(sim, key), lane=lane) == []
+    attributes = one_repaired_span(otel, provider=provider, forms=forms, lane=lane, finish=None)
+    assert attributes["gen_ai.request.model"] == model
+    assert otel.total("toolturn.requests") == len(sim.requests) == 1
+    return attributes
+
+
+def refused_in_the_laws_words(sim: Simulator, *, key: str, lane: Lane) -> None:
+    """The last request met a 400 in the words of the first rule its ``key`` list breaks in ``lane``."""
+    refused = sim.requests[-1]
+    assert refused.status == 400
+    assert refused.error == validate(last_sent_list(sim, key), lane=lane)[0].message

@@ -17,7 +17,14 @@ import pytest
 from otel_toolturn import validate
 from otel_toolturn.simulator import Simulator
 from tests.instrument.conftest import Otel
-from tests.integrations.litellm_calls import completed, entry_cases, last_sent_list, litellm
+from tests.integrations.litellm_calls import (
+    completed,
+    entry_cases,
+    last_sent_list,
+    litellm,
+    refused_in_the_laws_words,
+    served_and_recorded_once,
+)
 from tests.transcripts import A, Event, R, U, build, c, t
 
 pytestmark = [
@@ -97,23 +104,13 @@ async def test_a_broken_history_reaches_bedrock_valid_recorded_once(
 ) -> None:
     """LiteLLM's Bedrock call with a broken history is served; one span (``aws.bedrock``) with its repair."""
     await _send(sim, entry, BREAKS[brk], stream=stream)
-    sent = sim.requests[-1]
-    assert sent.status == 200, sent.error
-    assert sent.path.endswith("/converse-stream" if stream else "/converse")
-    assert validate(_messages(sim), lane=LANE) == []
-    (span,) = instrumented.call_spans()
-    assert span.attributes is not None
-    assert span.attributes["toolturn.lane"] == LANE
-    assert span.attributes["gen_ai.provider.name"] == "aws.bedrock"
-    assert span.attributes["gen_ai.request.model"] == MODEL
-    assert span.attributes["toolturn.repairs.forms"] == FORMS[brk]
-    repairs = [e.attributes for e in span.events if e.name == "toolturn.repair" and e.attributes is not None]
-    assert [a["toolturn.repair.form"] for a in repairs] == list(FORMS[brk])
+    assert sim.requests[-1].path.endswith("/converse-stream" if stream else "/converse")
+    attributes = served_and_recorded_once(
+        instrumented, sim, key="messages", lane=LANE, provider="aws.bedrock", model=MODEL, forms=FORMS[brk]
+    )
     if not stream:
-        assert span.attributes["gen_ai.response.finish_reasons"]
-        assert span.attributes["gen_ai.usage.output_tokens"]
-    assert instrumented.total("toolturn.requests") == len(sim.requests) == 1
-    assert instrumented.total("toolturn.requests", toolturn__lane=LANE, gen_ai__provider__name="aws.bedrock") == 1
+        assert attributes["gen_ai.response.finish_reasons"]
+        assert attributes["gen_ai.usage.output_tokens"]
 
 
 @pytest.mark.parametrize(("entry", "brk", "stream"), CASES)
@@ -122,9 +119,7 @@ async def test_without_init_bedrock_refuses_the_same_call(sim: Simulator, entry:
     assert not [cb for cb in litellm.callbacks if type(cb).__name__ == "ToolTurnLogger"]
     with pytest.raises(litellm.exceptions.BadRequestError):
         await _send(sim, entry, BREAKS[brk], stream=stream)
-    refused = sim.requests[-1]
-    assert refused.status == 400
-    assert refused.error == validate(_messages(sim), lane=LANE)[0].message
+    refused_in_the_laws_words(sim, key="messages", lane=LANE)
 
 
 def test_a_history_valid_as_chat_messages_is_refused_once_converted_and_repaired_on_the_converse_body(

@@ -76,6 +76,15 @@ def assert_agrees_with_sdk(lane: Lane, frames: Sequence[Frame], report: StreamRe
     assert report.usage == sdk_usage(final)
 
 
+def assert_whole_turn(
+    lane: Lane, frames: Sequence[Frame], report: StreamReport, *, finish: str, response_id: str
+) -> None:
+    """A whole turn: none dropped, torn or ignored; ``finish``, usage 10 in / 20 out, ``response_id``; SDK agrees."""
+    assert (report.drops, report.torn, report.ends_ignored, report.finish_reasons) == ((), False, None, (finish,))
+    assert (report.usage.input_tokens, report.usage.output_tokens, report.response_id) == (10, 20, response_id)
+    assert_agrees_with_sdk(lane, frames, report)
+
+
 def assert_one_truncated_drop(report: StreamReport, call_id: str, *, clause: str, torn: bool) -> None:
     """No call, one truncated drop naming ``call_id``, the truncation clause and tornness given."""
     assert report.calls == ()

@@ -15,8 +15,8 @@ from otel_toolturn.streams._repetition import RepetitionPoll
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
 from tests.streams._drive import (
     as_object,
-    assert_agrees_with_sdk,
     assert_one_truncated_drop,
+    assert_whole_turn,
     both,
     fed,
     raw_report,
@@ -51,9 +51,7 @@ def test_whole_tool_turn_agrees_with_the_sdk() -> None:
     )
     r = report(frames)
     assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == [("toolu_1", "get_weather", json.loads(ARGS))]
-    assert (r.drops, r.torn, r.ends_ignored, r.finish_reasons) == ((), False, None, ("tool_use",))
-    assert (r.usage.input_tokens, r.usage.output_tokens, r.response_id) == (10, 20, "msg_1")
-    assert_agrees_with_sdk(LANE, frames, r)
+    assert_whole_turn(LANE, frames, r, finish="tool_use", response_id="msg_1")
 
 
 @pytest.mark.parametrize("cut", range(len(ARGS)))

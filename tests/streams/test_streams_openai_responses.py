@@ -9,7 +9,7 @@ import pytest
 from otel_toolturn._vocab import Lane
 from otel_toolturn.streams import StreamEndIgnored, observer_for
 from otel_toolturn.streams._truncation_cause import CAP_CLAUSE, TRANSPORT_CLAUSE
-from tests.streams._drive import assert_agrees_with_sdk, assert_one_truncated_drop, both, raw_report
+from tests.streams._drive import assert_one_truncated_drop, assert_whole_turn, both, raw_report
 from tests.streams._frames import (
     Frame,
     r_args,
@@ -34,9 +34,7 @@ def test_whole_call_agrees_with_the_sdk_final_response() -> None:
     assert [(c.call_id, c.name, dict(c.arguments)) for c in r.calls] == [
         ("call_1", "get_capital", {"country": "France"})
     ]
-    assert (r.drops, r.torn, r.ends_ignored, r.finish_reasons) == ((), False, None, ("completed",))
-    assert (r.usage.input_tokens, r.usage.output_tokens, r.response_id) == (10, 20, "resp_1")
-    assert_agrees_with_sdk(LANE, frames, r)
+    assert_whole_turn(LANE, frames, r, finish="completed", response_id="resp_1")
 
 
 @pytest.mark.parametrize("cut", range(len(ARGS)))
