@@ -83,6 +83,7 @@ a bound copy of it was still held passes straight through.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 import logging
@@ -194,15 +195,7 @@ def _huggingface(module: str, owner: str, *, is_async: bool) -> tuple[Target, Ta
         gated=True,
         positional=("messages",),
     )
-    return chat, Target(
-        provider="huggingface_hub",
-        module=module,
-        owner=owner,
-        method="_inner_post",
-        lane="openai.chat_completions",
-        kind="gate",
-        is_async=is_async,
-    )
+    return chat, dataclasses.replace(chat, method="_inner_post", kind="gate", gated=False, positional=())
 
 
 def _genai(module: str, owner: str, method: str, kind: Kind, *, is_async: bool) -> Target:

@@ -637,12 +637,7 @@ class AnthropicHandoff:
         self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
     ) -> list[object]:
         """Its ``tool_use`` block removed; the last call gone, the non-blank ``text`` blocks stay (none: no message)."""
-        at = call.position
-        message = messages[at]
-        if len(carrier.calls) > 1:
-            blocks = [b for i, b in enumerate(request_parts.listed_field(message, "content")) if i != call.slot]
-            return [*messages[:at], replace(message, at, content=blocks), *messages[at + 1 :]]
-        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+        return request_parts.without_listed_call(messages, carrier, call, "content", _plain_text)
 
 
 def _plain_text(content: object) -> object | None:

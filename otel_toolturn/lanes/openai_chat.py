@@ -368,12 +368,7 @@ class ChatHandoff(request_parts.ResultAfterBatch):
         self, messages: Sequence[object], carrier: request_parts.Carrier, call: request_parts.WireCall
     ) -> list[object]:
         """Its ``tool_calls`` entry removed; the last call gone, the text content stays (none: no message)."""
-        at = call.position
-        message = messages[at]
-        if len(carrier.calls) > 1:
-            calls = [c for i, c in enumerate(request_parts.listed_field(message, "tool_calls")) if i != call.slot]
-            return [*messages[:at], replace(message, at, tool_calls=calls), *messages[at + 1 :]]
-        return request_parts.with_plain_text(messages, at, _plain_text(field(message, "content")))
+        return request_parts.without_listed_call(messages, carrier, call, "tool_calls", _plain_text)
 
 
 def _plain_text(content: object) -> object | None:

@@ -8,10 +8,10 @@ instrumentation, the CLI) ask the adapter, never the wire. The neutral types the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeAlias
 
-from otel_toolturn._view import Carrier, HandoffWire, SystemPromptPiece, WireCall, field
+from otel_toolturn._view import Carrier, HandoffWire, SystemPromptPiece, WireCall, field, replace
 
 __all__ = [
     "INSTRUCTION_ROLES",
@@ -138,6 +138,26 @@ def listed_field(message: object, key: str) -> list[object]:
 def inserted(messages: Sequence[object], at: int, item: object) -> list[object]:
     """A new list with ``item`` standing at ``at``."""
     return [*messages[:at], item, *messages[at:]]
+
+
+def without_listed_call(
+    messages: Sequence[object],
+    carrier: Carrier,
+    call: WireCall,
+    calls_field: str,
+    plain_text: Callable[[object], object | None],
+) -> list[object]:
+    """A new list without ``call``'s entry of its message's ``calls_field``.
+
+    The carrier's last call gone, its message becomes a plain assistant message of ``plain_text`` of its
+    content (``None``: the message goes).
+    """
+    at = call.position
+    message = messages[at]
+    if len(carrier.calls) > 1:
+        kept = [c for i, c in enumerate(listed_field(message, calls_field)) if i != call.slot]
+        return [*messages[:at], replace(message, at, **{calls_field: kept}), *messages[at + 1 :]]
+    return with_plain_text(messages, at, plain_text(field(message, "content")))
 
 
 class ResultAfterBatch:
