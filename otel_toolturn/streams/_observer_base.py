@@ -169,3 +169,30 @@ class ObserverBase:
             withheld_calls=withheld_calls,
             server_open=server_open,
         )
+
+
+class IndexedCallsObserver(ObserverBase):
+    """An observer whose calls open at an index of the stream (a content block, an output item, a call index).
+
+    A second call opened at an index does not erase the first: that one is kept and judged like any
+    other (``_every_slot``). ``_ended``: the lane's ending was read.
+    """
+
+    __slots__ = ("_ended", "_replaced", "_slots")
+
+    def __init__(self, *, requested_model: str | None, max_output_tokens: int | None) -> None:
+        super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
+        self._slots: dict[object, CallSlot] = {}
+        self._replaced: list[CallSlot] = []
+        self._ended = False
+
+    def _place(self, index: object, slot: CallSlot) -> None:
+        """``slot`` opened at ``index``; a call opened there before is kept."""
+        replaced = self._slots.get(index)
+        if replaced is not None:
+            self._replaced.append(replaced)
+        self._slots[index] = slot
+
+    def _every_slot(self) -> list[CallSlot]:
+        """Every call opened, in order: those opened over again first, then one per index."""
+        return [*self._replaced, *self._slots.values()]

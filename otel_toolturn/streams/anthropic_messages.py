@@ -34,7 +34,7 @@ from typing import Final
 from otel_toolturn.lanes.anthropic_messages import server_family
 from otel_toolturn.streams._frame import Getter, field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
-from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._observer_base import IndexedCallsObserver
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import InputTransformation, StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
@@ -92,26 +92,15 @@ def input_transformations_of(carrier: object) -> tuple[InputTransformation, ...]
     return tuple(found)
 
 
-class AnthropicMessagesObserver(ObserverBase):
+class AnthropicMessagesObserver(IndexedCallsObserver):
     """Observes one Anthropic Messages stream; ``finish()`` gives its ``StreamReport``."""
 
-    __slots__ = (
-        "_ended",
-        "_replaced",
-        "_server",
-        "_slots",
-        "_stop",
-        "_stop_closed",
-        "_transformations",
-    )
+    __slots__ = ("_server", "_stop", "_stop_closed", "_transformations")
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
-        self._slots: dict[object, CallSlot] = {}
-        self._replaced: list[CallSlot] = []
         self._server: dict[str, None] = {}
         """The ids of the server and MCP tool uses no result block has closed yet, in order."""
-        self._ended = False
         self._stop: str | None = None
         self._stop_closed = False
         self._transformations: dict[InputTransformation, None] = {}
@@ -182,10 +171,7 @@ class AnthropicMessagesObserver(ObserverBase):
         )
         if isinstance(initial, dict) and initial:
             slot.initial = dict(initial)
-        replaced = self._slots.get(index)
-        if replaced is not None:
-            self._replaced.append(replaced)
-        self._slots[index] = slot
+        self._place(index, slot)
 
     def _server_block(self, kind: object, block: object) -> None:
         """A server or MCP tool use opens a call the server runs; its result block closes it."""
@@ -220,7 +206,7 @@ class AnthropicMessagesObserver(ObserverBase):
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
         report = self._ended_once_report(
-            [*self._replaced, *self._slots.values()],
+            self._every_slot(),
             _closed,
             word=self._stop,
             cap_word=CAP_STOP,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.streams._frame import field, int_or_none
-from otel_toolturn.streams._observer_base import READ_ERRORS, ObserverBase
+from otel_toolturn.streams._observer_base import READ_ERRORS, IndexedCallsObserver
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
@@ -68,19 +68,16 @@ def _kind_of(event: object) -> tuple[str, object]:
     raise ValueError("no Converse stream event kind")
 
 
-class BedrockConverseObserver(ObserverBase):
+class BedrockConverseObserver(IndexedCallsObserver):
     """Observes one ``converse_stream`` event stream; ``finish()`` gives its ``StreamReport``."""
 
-    __slots__ = ("_ended", "_replaced", "_slots", "_stop")
+    __slots__ = ("_stop",)
 
     read_errors = (*READ_ERRORS, StopIteration)
     """An empty event dict has no kind to take (``next`` of its keys)."""
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
-        self._slots: dict[object, CallSlot] = {}
-        self._replaced: list[CallSlot] = []
-        self._ended = False
         self._stop: str | None = None
 
     def _read(self, event: object) -> None:
@@ -117,10 +114,7 @@ class BedrockConverseObserver(ObserverBase):
             call_id=_str(field(use, "toolUseId")),
             name=_str(field(use, "name")),
         )
-        replaced = self._slots.get(index)
-        if replaced is not None:
-            self._replaced.append(replaced)
-        self._slots[index] = slot
+        self._place(index, slot)
 
     def _delta(self, body: object) -> None:
         delta = field(body, "delta")
@@ -136,7 +130,7 @@ class BedrockConverseObserver(ObserverBase):
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
         return self._ended_once_report(
-            [*self._replaced, *self._slots.values()],
+            self._every_slot(),
             _closed,
             word=self._stop,
             cap_word=CAP_STOP,

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Final
 
 from otel_toolturn.streams._frame import Getter, field
-from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._observer_base import IndexedCallsObserver
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
@@ -70,16 +70,13 @@ def usage_of(usage: object) -> Usage:
     )
 
 
-class CohereChatObserver(ObserverBase):
+class CohereChatObserver(IndexedCallsObserver):
     """Observes one Cohere v2 ``chat_stream``; ``finish()`` gives its ``StreamReport``."""
 
-    __slots__ = ("_ended", "_finish", "_replaced", "_slots")
+    __slots__ = ("_finish",)
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
-        self._slots: dict[object, CallSlot] = {}
-        self._replaced: list[CallSlot] = []
-        self._ended = False
         self._finish: str | None = None
 
     def _read_fields(self, event: object, get: Getter) -> None:
@@ -139,15 +136,12 @@ class CohereChatObserver(ObserverBase):
         first = field(function, "arguments")
         if type(first) is str and first:
             slot.parts.append(first)
-        replaced = self._slots.get(index)
-        if replaced is not None:
-            self._replaced.append(replaced)
-        self._slots[index] = slot
+        self._place(index, slot)
 
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
         return self._ended_once_report(
-            [*self._replaced, *self._slots.values()],
+            self._every_slot(),
             _closed,
             word=self._finish,
             cap_word=CAP_STOP,

@@ -32,7 +32,7 @@ from typing import Final
 from otel_toolturn.lanes.openai_responses import REQUEST_FIELDS
 from otel_toolturn.streams._frame import Getter, field, int_or_none
 from otel_toolturn.streams._model_check import note_response_model
-from otel_toolturn.streams._observer_base import ObserverBase
+from otel_toolturn.streams._observer_base import IndexedCallsObserver
 from otel_toolturn.streams._provider_word import provider_word
 from otel_toolturn.streams._report import StreamReport, Usage
 from otel_toolturn.streams._tool_calls import CallSlot
@@ -69,21 +69,13 @@ def finish_word(response: object) -> str:
     return provider_word(status)
 
 
-class OpenAIResponsesObserver(ObserverBase):
+class OpenAIResponsesObserver(IndexedCallsObserver):
     """Observes one Responses stream; ``finish()`` gives its ``StreamReport``."""
 
-    __slots__ = (
-        "_ended",
-        "_finish",
-        "_replaced",
-        "_slots",
-    )
+    __slots__ = ("_finish",)
 
     def __init__(self, *, requested_model: str | None, max_output_tokens: int | None = None) -> None:
         super().__init__(requested_model=requested_model, max_output_tokens=max_output_tokens)
-        self._slots: dict[object, CallSlot] = {}
-        self._replaced: list[CallSlot] = []
-        self._ended = False
         self._finish: str | None = None
 
     def _read_fields(self, event: object, get: Getter) -> None:
@@ -151,10 +143,7 @@ class OpenAIResponsesObserver(ObserverBase):
         )
         if item_type != "function_call":
             _request(slot, item, item_type)
-        replaced = self._slots.get(index)
-        if replaced is not None:
-            self._replaced.append(replaced)
-        self._slots[index] = slot
+        self._place(index, slot)
 
     def _unopened(self, index: object) -> CallSlot:
         """A slot for argument frames whose ``output_item.added`` never came: no name unless a done frame gives one."""
@@ -189,7 +178,7 @@ class OpenAIResponsesObserver(ObserverBase):
     def finish(self) -> StreamReport:
         """Return the report of everything fed so far; calling it again returns an equal report."""
         return self._ended_once_report(
-            [*self._replaced, *self._slots.values()],
+            self._every_slot(),
             _closed,
             word=self._finish,
             cap_word=CAP_STOP,
