@@ -466,6 +466,34 @@ class _DeepSeekChat(_Chat):
         ]
 
 
+_OLLAMA_NAMES: Final = ("c0", "c1", "c2")
+"""The tool names Ollama's id-less calls are drawn from: few, so calls of one name meet in a turn."""
+
+
+class _OllamaChat(_Chat):
+    """Chat for Ollama's native chat: calls without ids, arguments an object, results answering by ``tool_name``."""
+
+    def call_id(self) -> str:
+        return self.rng.choice(_OLLAMA_NAMES)
+
+    def answer(self, call_ids: list[object]) -> list[object]:
+        """Chat's answer, each call spelt as Ollama's: its name (the key it is answered by) and its arguments."""
+        messages = [_dict(m) for m in super().answer(call_ids)]
+        for message in messages:
+            if "tool_calls" in message:
+                message["tool_calls"] = [
+                    {"function": {"name": c["id"], "arguments": {}}} for c in message["tool_calls"]
+                ]
+        return list(messages)
+
+    def result(self, call_id: str) -> object:
+        content = INTERRUPTED_RESULT_TEXT if self.rng.random() < 0.15 else self.marker("r")
+        return {"role": "tool", "tool_name": call_id, "content": content}
+
+    def again(self, item: object) -> object:
+        return self.result(_dict(item)["tool_name"])
+
+
 class _Responses(_Maker):
     """Makes Responses items: calls of every kind the client answers, each answered by its own kind of output.
 
@@ -1039,9 +1067,10 @@ def _put(make: _Maker, items: list[object], fault: Fault) -> bool:
 
 
 DIALECT_MAKERS: Final[Mapping[Dialect, Callable[[random.Random], _Maker]]] = MappingProxyType(
-    {"mistral": _MistralChat, "deepseek": _DeepSeekChat, "cohere": _Chat}
+    {"mistral": _MistralChat, "ollama": _OllamaChat, "deepseek": _DeepSeekChat, "cohere": _Chat}
 )
-"""Each dialect's maker (a maker of its lane): Mistral's id pool, DeepSeek's reasoning; Cohere's messages are Chat's."""
+"""Each dialect's maker (a maker of its lane): Mistral's id pool, Ollama's id-less calls, DeepSeek's reasoning;
+Cohere's messages are Chat's."""
 
 
 def transcript(lane: Lane, flavour: Flavour, rng: random.Random, dialect: Dialect | None = None) -> Transcript:
