@@ -318,6 +318,20 @@ def test_deepseek_view_is_valid_idempotent_deterministic_and_lossless(events: li
 
 
 @_DIALECT
+@given(_answered(CHAT).map(lambda case: (case[0], case[1], case[2], _reasoned)))
+def test_deepseek_the_request_the_model_answered_is_a_prefix_of_every_later_one(case: Answered) -> None:
+    """DeepSeek, every assistant message reasoned: view(T + [A] + Δ) starts with view(T)."""
+    _strong_property(case, CHAT, DEEPSEEK)
+
+
+@_DIALECT
+@given(_growth(lanes=(CHAT,)))
+def test_deepseek_a_list_the_dialect_accepts_is_its_own_view(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
+    """DeepSeek, every assistant message reasoned: a session whose every request validated is the very same list."""
+    _identity_when_valid(case, DEEPSEEK, _reasoned)
+
+
+@_DIALECT
 @given(transcripts(CHAT), st.lists(st.booleans(), min_size=1, max_size=5))
 def test_deepseek_a_missing_reasoning_is_reported_never_invented(events: list[Event], keep: list[bool]) -> None:
     """Some reasoning missing: the view breaks only DeepSeek's reasoning rule, no more than the input; none invented."""
