@@ -37,12 +37,13 @@ SDK builds a message's bytes from that message alone, so when they arrive whole,
 token, the whole view's request holds them the same way; only when they do not are the whole view
 and the whole input sent and compared.
 
-The dialects of the Chat lane (``DIALECTS``: Mistral's, Ollama's, DeepSeek's, Cohere's) have rows of their own,
-``<flavour> (<dialect>)``: Chat transcripts with the dialect's features (Mistral: ids it accepts mixed with
-ids it refuses; Ollama: calls without ids, answered by ``tool_name``; DeepSeek: most assistant messages with a ``reasoning_content`` marker), decided and
-checked in the dialect (its ``validate``; DeepSeek's ``missing_reasoning_content`` is a rule the law cannot
-repair, passed through). On the wire they go through the openai SDK's Chat client, as a client pointed at
-the provider's base URL sends them; the mistralai and cohere SDKs are not in the fuzz.
+The dialects of the Chat lane (``DIALECTS``: Mistral's, Ollama's, DeepSeek's, Cohere's) have rows of
+their own, ``<flavour> (<dialect>)``: Chat transcripts with the dialect's features (Mistral: ids it
+accepts mixed with ids it refuses; Ollama: calls without ids, answered by ``tool_name``; DeepSeek: most
+assistant messages with a ``reasoning_content`` marker), decided and checked in the dialect (its
+``validate``; DeepSeek's ``missing_reasoning_content`` is a rule the law cannot repair, passed through).
+On the wire they go through the openai SDK's Chat client, as a client pointed at the provider's base URL
+sends them; the mistralai, ollama and cohere SDKs are not in the fuzz.
 
 Run: ``python -m bench.fuzz`` (100,000 per lane and flavour: a maintainer's soak, about two hours of
 CPU with the wire check, twenty minutes without), or ``--count N``, ``--lane LANE``, ``--flavour
