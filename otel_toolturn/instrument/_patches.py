@@ -982,10 +982,15 @@ def _version(distribution: str) -> str:
 
 
 def unpatch() -> None:
-    """Restore every patched method to the very object it was before ``patch`` (the import hooks then patch nothing)."""
+    """Restore every patched method to the very object it was before ``patch`` (the import hooks then patch nothing).
+
+    A method another instrumentation has wrapped over ours since keeps its wrappers: restoring it would undo
+    theirs too. Ours stays beneath theirs and passes every call straight through (``STATE.telemetry`` is unset).
+    """
     with STATE.lock:
         STATE.telemetry = None
         while STATE.originals:
             owner, method, original = STATE.originals.pop()
-            setattr(owner, method, original)
+            if getattr(vars(owner).get(method), "__wrapped__", None) is original:
+                setattr(owner, method, original)
         STATE.types.clear()
