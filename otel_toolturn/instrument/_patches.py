@@ -90,7 +90,7 @@ import logging
 import sys
 import threading
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import CoroutineType, ModuleType
@@ -950,8 +950,44 @@ def _patch_module(module: ModuleType) -> None:
                     continue
                 setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
                 STATE.originals.append((owner, target.method, original))
+                for copy_owner, copy in _wrapped_copies(owner, target.method, original):
+                    if (id(copy_owner), target.method) not in patched:
+                        setattr(copy_owner, target.method, wrapt.FunctionWrapper(copy, _wrapper_for(target)))
+                        STATE.originals.append((copy_owner, target.method, copy))
     except Exception:  # noqa: BLE001 - the application's import never fails here
         _log.debug("otel-toolturn: could not patch %s", getattr(module, "__name__", module), exc_info=True)
+
+
+def _wrapped_copies(owner: object, method: str, original: object) -> Iterator[tuple[type, Callable[..., object]]]:
+    """The subclasses of ``owner`` holding a wrapper of ``original`` of their own under ``method``, with it.
+
+    Another instrumentation that wraps an inherited method by the subclass's name (``ClientV2.chat``,
+    inherited from ``V2Client``) sets its wrapper on the subclass, so a call through the subclass
+    never reaches the parent's method; such a copy is patched too. A copy made over our wrapper
+    already holds it and is not one of these.
+    """
+    if not isinstance(owner, type):
+        return
+    seen: set[type] = set()
+    below: list[type] = list(owner.__subclasses__())
+    while below:
+        cls = below.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        below.extend(cls.__subclasses__())
+        copy = vars(cls).get(method)
+        inner = getattr(copy, "__wrapped__", None)
+        for _ in range(_WRAPPER_DEPTH):
+            if inner is None or inner is original:
+                break
+            inner = getattr(inner, "__wrapped__", None)
+        if callable(copy) and inner is original:
+            yield cls, copy
+
+
+_WRAPPER_DEPTH: Final = 8
+"""How many wrappers deep a copy is followed towards the method it wraps."""
 
 
 _DISTRIBUTIONS: Final[Mapping[Provider, str]] = {

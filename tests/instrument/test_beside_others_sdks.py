@@ -6,8 +6,10 @@ around the call), and azure-ai-inference's own ``AIInferenceInstrumentor`` over 
 (https://learn.microsoft.com/en-us/python/api/overview/azure/ai-inference-readme#tracing: current, and azure-core's
 HTTP span, a CLIENT span without GenAI attributes, beneath it). OpenLLMetry's cohere instrumentation declares
 ``cohere >=4.2.7, <6`` and so instruments nothing beside cohere 7 unless its dependency check is skipped: tested both
-ways. Not here: OpenLLMetry's ``-mistralai`` imports ``mistralai.models``, a module mistralai 2 and later no longer
-have, and huggingface_hub has no OpenLLMetry instrumentation (``-transformers`` wraps transformers' pipelines).
+ways; with it skipped, its wrapper of the inherited ``V2Client.chat`` stands on ``ClientV2`` itself, and otel-toolturn
+instrumented after it wraps that copy too (``_patches``). Not here: OpenLLMetry's ``-mistralai`` imports
+``mistralai.models``, a module mistralai 2 and later no longer have, and huggingface_hub has no OpenLLMetry
+instrumentation (``-transformers`` wraps transformers' pipelines).
 
 Each real SDK sends a history whose second of two parallel tool calls has no result to the simulator: the simulator
 receives the repaired history, and exactly one GenAI inference span is exported for the request, the other
@@ -163,12 +165,6 @@ OTHERS: Final = {
     "azure-ai-inference": Other(AzureInferenceTracing, "azure"),
 }
 SPANNING: Final = sorted(name for name, other in OTHERS.items() if other.spans)
-SHADOWED: Final = pytest.mark.xfail(
-    strict=True,
-    reason="instrumented first, OpenLLMetry's cohere copies V2Client.chat, wrapped, onto ClientV2: ours, on V2Client, "
-    "is never called",
-)
-"""Known: otel-toolturn instrumented after OpenLLMetry's cohere (its check skipped) does not see ``ClientV2`` calls."""
 
 Beside = Callable[[str, bool], tuple[ToolTurnInstrumentor, Any]]
 
@@ -269,15 +265,12 @@ def test_one_inference_span_per_request_with_the_repair_on_it(
     beside: Beside,
     otel: Otel,
     sim: Simulator,
-    request: pytest.FixtureRequest,
     other: str,
     *,
     ours_first: bool,
     stream: bool,
 ) -> None:
     """The simulator gets the repaired history; one inference span, the other's (if it spans), carries the repair."""
-    if other == "openllmetry-cohere-unchecked" and not ours_first:
-        request.applymarker(SHADOWED)
     beside(other, ours_first)
     sdk = SDKS[OTHERS[other].sdk]
     messages = list(sdk.messages)
@@ -311,9 +304,8 @@ UNDONE: Final = [
     for other in SPANNING
     for ours_first in (True, False)
     for undone in ("otel-toolturn", "other")
-    # theirs undone from beneath ours: wrapt's unwrap (and azure's ``_original``) removes the outermost wrapper, ours;
-    # the cohere one wraps ClientV2's own ``chat``, ours V2Client's, so none is beneath another
-    if undone == "otel-toolturn" or ours_first or other == "openllmetry-cohere-unchecked"
+    # theirs undone from beneath ours: wrapt's unwrap (and azure's ``_original``) removes the outermost wrapper, ours
+    if undone == "otel-toolturn" or ours_first
     # OpenLLMetry's ollama 0.62.4 wraps ``Client._request`` but unwraps ``Client.chat``: ours
     if not (undone == "other" and other == "openllmetry-ollama")
 ]
@@ -326,15 +318,12 @@ def test_uninstrument_of_one_leaves_the_other_working(
     beside: Beside,
     otel: Otel,
     sim: Simulator,
-    request: pytest.FixtureRequest,
     other: str,
     *,
     ours_first: bool,
     undone: str,
 ) -> None:
     """Either instrumentation undone, the other still works: ours repairs on a span of its own, theirs still spans."""
-    if other == "openllmetry-cohere-unchecked" and not ours_first and undone == "other":
-        request.applymarker(SHADOWED)
     ours, theirs = beside(other, ours_first)
     sdk = SDKS[OTHERS[other].sdk]
     (ours if undone == "otel-toolturn" else theirs).uninstrument()
