@@ -16,6 +16,7 @@ stream is not followed).
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -40,6 +41,8 @@ _ASYNC_TARGETS: tuple[tuple[type[Any], str, str], ...] = (
     (anthropic.resources.beta.messages.messages.AsyncMessages, "create", "anthropic"),
 )
 """The async call methods wrapped, as in ``_TARGETS``."""
+_Args = tuple[object, ...]
+_Kwargs = dict[str, object]
 
 
 def _response_attributes(result: object) -> dict[str, str | int]:
@@ -59,6 +62,12 @@ def _response_attributes(result: object) -> dict[str, str | int]:
         "gen_ai.usage.input_tokens": int(prompt or 0),
         "gen_ai.usage.output_tokens": int(completion or 0),
     }
+
+
+def _answered(span: trace.Span, result: object) -> object:
+    """``result``, its response attributes set on the call's ``span`` first."""
+    span.set_attributes(_response_attributes(result))
+    return result
 
 
 def _converse_attributes(result: object) -> dict[str, str | int]:
@@ -113,36 +122,22 @@ class SpanOnly:
             requests.add(1, labels)
             duration.record(time.perf_counter() - started, labels)
 
+        def call(
+            provider: str, wrapped: Callable[..., object], _instance: object, args: _Args, kwargs: _Kwargs
+        ) -> object:
+            with recorded(provider, kwargs.get("model")) as span:
+                return _answered(span, wrapped(*args, **kwargs))
+
+        async def async_call(
+            provider: str, wrapped: Callable[..., Awaitable[object]], _instance: object, args: _Args, kwargs: _Kwargs
+        ) -> object:
+            with recorded(provider, kwargs.get("model")) as span:
+                return _answered(span, await wrapped(*args, **kwargs))
+
         for owner, method, provider in _TARGETS:
-
-            def wrapper(
-                wrapped: Callable[..., object],
-                _instance: object,
-                args: tuple[object, ...],
-                kwargs: dict[str, object],
-                provider: str = provider,
-            ) -> object:
-                with recorded(provider, kwargs.get("model")) as span:
-                    result = wrapped(*args, **kwargs)
-                    span.set_attributes(_response_attributes(result))
-                return result
-
-            self._wrap(owner, method, wrapper)
+            self._wrap(owner, method, functools.partial(call, provider))
         for owner, method, provider in _ASYNC_TARGETS:
-
-            async def async_wrapper(
-                wrapped: Callable[..., Awaitable[object]],
-                _instance: object,
-                args: tuple[object, ...],
-                kwargs: dict[str, object],
-                provider: str = provider,
-            ) -> object:
-                with recorded(provider, kwargs.get("model")) as span:
-                    result = await wrapped(*args, **kwargs)
-                    span.set_attributes(_response_attributes(result))
-                return result
-
-            self._wrap(owner, method, async_wrapper)
+            self._wrap(owner, method, functools.partial(async_call, provider))
 
         def converse_wrapper(
             wrapped: Callable[..., object], instance: object, args: tuple[object, ...], kwargs: dict[str, object]

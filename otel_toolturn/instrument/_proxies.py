@@ -301,86 +301,102 @@ class RawResponseProxy(wrapt.ObjectProxy[Any]):
             self._self_record.finish(caller_closed=True)
 
 
+class _Steps:
+    """What ``watch_steps`` and ``watch_async_steps`` tell the call's record of each step; nothing when unrecorded."""
+
+    __slots__ = ("_record",)
+
+    def __init__(self, call: PendingCall) -> None:
+        """The first step is over (it sent the call, or the SDK had nothing to send): a stream starts if recorded."""
+        self._record = call.record
+        if self._record is not None:
+            self._record.start_stream()
+
+    def fed(self, chunk: object) -> object:
+        """``chunk``, fed to the record on its way to the caller."""
+        if self._record is not None:
+            self._record.feed(chunk)
+        return chunk
+
+    def closed(self) -> None:
+        """The caller closed the generator (``close()``, collection): the caller's stop."""
+        if self._record is not None:
+            self._record.finish(caller_closed=True)
+
+    def failed(self, exc: BaseException) -> None:
+        """The SDK's generator raised ``exc`` (or the read was interrupted)."""
+        if self._record is not None:
+            _read_failed(self._record, exc)
+
+    def ended(self) -> None:
+        """The SDK's generator is exhausted: the provider's stream ended."""
+        if self._record is not None:
+            self._record.finish()
+
+
 def watch_steps(steps: Iterator[object], call: PendingCall) -> Iterator[object]:
     """``steps`` (an SDK generator whose first step sends), watched: each chunk fed, the call finished once.
 
     Ends as a stream does (see the module docstring): exhausted or raising an ``Exception``, the
-    provider's end; closed (``close()``, collected) or interrupted, the caller's stop. A first
-    step that raises before the send (the SDK refusing its arguments) records nothing.
+    provider's end; closed (``close()``, collected) or interrupted, the caller's stop. Closing it
+    closes ``steps``, as ``yield from`` would. A first step that raises before the send (the SDK
+    refusing its arguments) records nothing.
     """
     try:
         with call.sending():
             first = next(steps)
     except StopIteration:
-        record = call.record
-        if record is not None:
-            record.start_stream()
-            record.finish()
+        _Steps(call).ended()
         return
     except BaseException as exc:
         call.failed(exc)
         raise
-    record = call.record
-    if record is None:
-        yield first
-        yield from steps
-        return
-    record.start_stream()
-    record.feed(first)
+    watched = _Steps(call)
     try:
-        yield first
+        yield watched.fed(first)
         for chunk in steps:
-            record.feed(chunk)
-            yield chunk
+            yield watched.fed(chunk)
     except GeneratorExit:
-        record.finish(caller_closed=True)
+        watched.closed()
         close = getattr(steps, "close", None)
         if callable(close):
             close()
         raise
     except BaseException as exc:
-        _read_failed(record, exc)
+        watched.failed(exc)
         raise
-    record.finish()
+    watched.ended()
 
 
 async def watch_async_steps(steps: AsyncIterator[object], call: PendingCall) -> AsyncGenerator[object, None]:
-    """``steps`` (an SDK async generator whose first step sends), watched as ``watch_steps`` watches a generator."""
+    """``steps`` (an SDK async generator whose first step sends), watched as ``watch_steps`` watches a generator.
+
+    Closing it (``aclose()``, collection) closes ``steps`` with its ``aclose()``.
+    """
     try:
         with call.sending():
             first = await anext(steps)
     except StopAsyncIteration:
-        record = call.record
-        if record is not None:
-            record.start_stream()
-            record.finish()
+        _Steps(call).ended()
         return
     except BaseException as exc:
         call.failed(exc)
         raise
-    record = call.record
-    if record is None:
-        yield first
-        async for chunk in steps:
-            yield chunk
-        return
-    record.start_stream()
-    record.feed(first)
+    watched = _Steps(call)
     try:
-        yield first
+        yield watched.fed(first)
         async for chunk in steps:
-            record.feed(chunk)
-            yield chunk
+            yield watched.fed(chunk)
     except GeneratorExit:
-        record.finish(caller_closed=True)
+        watched.closed()
         close = getattr(steps, "aclose", None)
         if callable(close):
             await close()
         raise
     except BaseException as exc:
-        _read_failed(record, exc)
+        watched.failed(exc)
         raise
-    record.finish()
+    watched.ended()
 
 
 def swap_raw_stream(stream: object, record: CallRecord) -> None:

@@ -30,6 +30,7 @@ decision is made on the body as it is built, ``builder_wrapper``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import CoroutineType, MappingProxyType
 from typing import Any, Final, cast
@@ -237,10 +238,22 @@ class LiteLLMStream(StreamProxy, AsyncStreamProxy):
             self._self_record.finish(caller_closed=True)
 
 
-def _failed(calls: OpenCalls, scope: CallScope, exc: BaseException) -> None:
-    """The call raised ``exc``: each of its open records ends with it (``CallRecord.finish`` never raises)."""
-    for record in calls.take_all(scope.call_ids):
-        record.finish(exc)
+@contextmanager
+def _scoped(calls: OpenCalls) -> Iterator[CallScope]:
+    """A call's scope, current (``SCOPE``) while LiteLLM runs it; a call that raises ends its open records with it.
+
+    The exception reaches the caller unchanged (``CallRecord.finish`` never raises).
+    """
+    scope = CallScope()
+    token = SCOPE.set(scope)
+    try:
+        yield scope
+    except BaseException as exc:
+        for record in calls.take_all(scope.call_ids):
+            record.finish(exc)
+        raise
+    finally:
+        SCOPE.reset(token)
 
 
 def _returned(entry: Entry, calls: OpenCalls, scope: CallScope, result: object) -> object:
@@ -269,15 +282,8 @@ def _sync_wrapper(entry: Entry, calls: OpenCalls) -> Callable[..., object]:
         del instance
         if live_telemetry() is None or SCOPE.get() is not None:
             return wrapped(*args, **kwargs)
-        scope = CallScope()
-        token = SCOPE.set(scope)
-        try:
+        with _scoped(calls) as scope:
             result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            _failed(calls, scope, exc)
-            raise
-        finally:
-            SCOPE.reset(token)
         return _returned(entry, calls, scope, result)
 
     return wrapper
@@ -293,15 +299,8 @@ async def _run_async(
     """An async call, once it runs: as the sync wrapper (inside another wrapped call: LiteLLM's own, as it is)."""
     if SCOPE.get() is not None:
         return await wrapped(*args, **kwargs)
-    scope = CallScope()
-    token = SCOPE.set(scope)
-    try:
+    with _scoped(calls) as scope:
         result = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        _failed(calls, scope, exc)
-        raise
-    finally:
-        SCOPE.reset(token)
     return _returned(entry, calls, scope, result)
 
 

@@ -4,13 +4,20 @@ A test drives its own SDK and states what is particular to it; these say what ho
 simulator received one request, valid in the lane (and dialect); the caller's list is the one it wrote; the
 call is one span carrying its repairs, counted once; a retried call is still one span; observe mode records the
 repair on the span of the refused call; ``uninstrument()`` puts back the very objects it replaced.
+
+``repaired_and_served`` and ``async_repaired_and_served`` make the test every SDK's file has, once per broken
+history, whole and streamed: instrumented, a copy of the history goes out through the SDK and is served. The file
+gives only what is its SDK's own: how to send (``Send``: its client, its methods, the objects it returns) and what
+the served request and span say (``Served``)::
+
+    test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import pytest
 
@@ -24,6 +31,55 @@ CHAT: Final = "openai.chat_completions"
 
 whole_and_streamed: Final = pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
 """Run a test once on the whole response and once on the stream (``streamed``)."""
+
+
+class Send(Protocol):
+    """Sends ``messages`` through the SDK (its stream if ``streamed``) and checks the SDK's own objects came back."""
+
+    def __call__(self, sim: Simulator, messages: list[Any], *, streamed: bool) -> None: ...
+
+
+class SendAsync(Protocol):
+    """``Send`` through the SDK's async client."""
+
+    def __call__(self, sim: Simulator, messages: list[Any], *, streamed: bool) -> Awaitable[None]: ...
+
+
+class Served(Protocol):
+    """Checks that the simulator served ``messages`` (a copy of the history ``case``) repaired, and the one span."""
+
+    def __call__(self, sim: Simulator, otel: Otel, case: str, messages: list[Any], *, streamed: bool) -> None: ...
+
+
+def repaired_and_served(broken: Mapping[str, list[Any]], send: Send, served: Served) -> Callable[..., None]:
+    """The test that each broken history, sent through the SDK with ``send`` while instrumented, is served repaired."""
+
+    @whole_and_streamed
+    @pytest.mark.parametrize("case", sorted(broken))
+    def test(instrument: Instrument, sim: Simulator, case: str, *, streamed: bool) -> None:
+        """Instrumented, the repaired history is served; the SDK's own objects come back; one span."""
+        messages = list(broken[case])
+        otel = instrument()
+        send(sim, messages, streamed=streamed)
+        served(sim, otel, case, messages, streamed=streamed)
+
+    return test
+
+
+def async_repaired_and_served(
+    broken: Mapping[str, list[Any]], send: SendAsync, served: Served
+) -> Callable[..., Awaitable[None]]:
+    """``repaired_and_served`` through the SDK's async client."""
+
+    @whole_and_streamed
+    @pytest.mark.parametrize("case", sorted(broken))
+    async def test(instrument: Instrument, sim: Simulator, case: str, *, streamed: bool) -> None:
+        """Instrumented, the async client serves the repaired history; the SDK's own objects come back; one span."""
+        otel, messages = instrument(), list(broken[case])
+        await send(sim, messages, streamed=streamed)
+        served(sim, otel, case, messages, streamed=streamed)
+
+    return test
 
 
 def served_request(

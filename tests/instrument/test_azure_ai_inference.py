@@ -93,24 +93,8 @@ def _served(sim: Simulator, otel: Otel, case: str, messages: list[Any], *, strea
     assert attributes[names.SERVER_ADDRESS] == "127.0.0.1"
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulator, case: str) -> None:
-    """Uninstrumented, the history goes out as written: the 400 comes back as azure-core's ``HttpResponseError``."""
-    with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
-        client.complete(messages=BROKEN[case], model=MODEL)
-    assert refused.value.status_code == 400
-    assert REFUSAL_OF[case] in str(refused.value)
-    checks.refused_request(_chat_requests(sim))
-
-
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """Instrumented, the repaired history is served; the SDK's own ``ChatCompletions`` or stream comes back."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+def _send(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``complete``, whole or ``stream=True``: the SDK's own ``ChatCompletions`` or stream comes back."""
     with _client(sim) as client:
         if streamed:
             stream = client.complete(messages=messages, model=MODEL, stream=True)
@@ -120,17 +104,10 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
             completion = client.complete(messages=messages, model=MODEL)
             assert type(completion) is ChatCompletions
             assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-async def test_the_async_client_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``azure.ai.inference.aio``'s client: the same repair, the SDK's own response or async stream, one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``azure.ai.inference.aio``'s client: the SDK's own response or async stream comes back."""
     credential = AzureKeyCredential("test-key")
     async with AsyncChatCompletionsClient(endpoint=_endpoint(sim), credential=credential, retry_total=0) as client:
         if streamed:
@@ -140,7 +117,22 @@ async def test_the_async_client_is_repaired_and_served(
         else:
             completion = await client.complete(messages=messages, model=MODEL)
             assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
+
+
+test_with_the_instrumentation_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
+    BROKEN, _send, _served
+)
+test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulator, case: str) -> None:
+    """Uninstrumented, the history goes out as written: the 400 comes back as azure-core's ``HttpResponseError``."""
+    with _client(sim) as client, pytest.raises(HttpResponseError) as refused:
+        client.complete(messages=BROKEN[case], model=MODEL)
+    assert refused.value.status_code == 400
+    assert REFUSAL_OF[case] in str(refused.value)
+    checks.refused_request(_chat_requests(sim))
 
 
 def test_a_call_the_sdk_retries_is_one_span(

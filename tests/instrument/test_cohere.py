@@ -116,14 +116,8 @@ def test_without_the_instrumentation_the_broken_history_is_refused(
     checks.refused_request(sim.requests)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """Instrumented, the repaired history is served; the SDK's own response or events come back; one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+def _send(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``chat`` or ``chat_stream``: the SDK's own ``V2ChatResponse`` or events come back."""
     with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
         if streamed:
             events = list(client.chat_stream(model=MODEL, messages=messages))
@@ -132,17 +126,10 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
             response = client.chat(model=MODEL, messages=messages)
             assert type(response).__name__ == "V2ChatResponse"
             assert response.finish_reason == "COMPLETE"
-    _served(sim, otel, case, messages, streamed=streamed)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-async def test_the_async_client_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``AsyncClientV2``: the same repair, the SDK's own response or events, one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``AsyncClientV2``'s ``chat`` or ``chat_stream``: the SDK's own response or events come back."""
     async with cohere.AsyncClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
         if streamed:
             events = [event async for event in client.chat_stream(model=MODEL, messages=messages)]
@@ -150,7 +137,12 @@ async def test_the_async_client_is_repaired_and_served(
         else:
             response = await client.chat(model=MODEL, messages=messages)
             assert response.finish_reason == "COMPLETE"
-    _served(sim, otel, case, messages, streamed=streamed)
+
+
+test_with_the_instrumentation_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
+    BROKEN, _send, _served
+)
+test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
 
 
 def test_a_call_the_sdk_retries_is_one_span(

@@ -50,14 +50,8 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     checks.refused_request(sim.requests, BROKEN[case])
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-def test_chat_completion_repairs_the_broken_history(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``chat_completion(messages)``, messages by position: served repaired; the SDK's own output or generator."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+def _send(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``chat_completion(messages)``, messages by position: the SDK's own output or generator comes back."""
     client = InferenceClient(base_url=sim.base_url, api_key="test-key")
     if streamed:
         stream = client.chat_completion(messages, model=MODEL, stream=True)
@@ -67,7 +61,21 @@ def test_chat_completion_repairs_the_broken_history(
         output = client.chat_completion(messages, model=MODEL)
         assert type(output).__name__ == "ChatCompletionOutput"
         assert output.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
+
+
+async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``AsyncInferenceClient``: the SDK's own output or async generator comes back."""
+    async with AsyncInferenceClient(base_url=sim.base_url, api_key="test-key") as client:
+        if streamed:
+            stream = await client.chat_completion(messages, model=MODEL, stream=True)
+            assert isinstance(stream, types.AsyncGeneratorType)
+            assert [c.choices[0].finish_reason async for c in stream][-1] == "stop"
+        else:
+            output = await client.chat_completion(messages=messages, model=MODEL)
+            assert output.choices[0].finish_reason == "stop"
+
+
+test_chat_completion_repairs_the_broken_history = checks.repaired_and_served(BROKEN, _send, _served)
 
 
 def test_the_openai_shaped_alias_is_repaired(instrument: Instrument, sim: Simulator) -> None:
@@ -79,23 +87,7 @@ def test_the_openai_shaped_alias_is_repaired(instrument: Instrument, sim: Simula
     _served(sim, otel, "interrupted", messages)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-async def test_the_async_client_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``AsyncInferenceClient``: the same repair, the SDK's own async generator, one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
-    async with AsyncInferenceClient(base_url=sim.base_url, api_key="test-key") as client:
-        if streamed:
-            stream = await client.chat_completion(messages, model=MODEL, stream=True)
-            assert isinstance(stream, types.AsyncGeneratorType)
-            assert [c.choices[0].finish_reason async for c in stream][-1] == "stop"
-        else:
-            output = await client.chat_completion(messages=messages, model=MODEL)
-            assert output.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages)
+test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
 
 
 def test_a_server_error_is_one_span_and_the_sdks_own_exception(

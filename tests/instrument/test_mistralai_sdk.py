@@ -79,25 +79,36 @@ def test_without_the_instrumentation_the_broken_history_is_refused_in_mistrals_w
     checks.refused_request(sim.requests)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """Instrumented: ``complete`` or ``stream`` serves the repaired history; the SDK's own objects; one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+def _send(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``complete`` or ``stream``: the SDK's own objects come back."""
     client = _client(sim)
     if streamed:
-        stream = client.chat.stream(model=MODEL, messages=messages)  # type: ignore[arg-type]
+        stream = client.chat.stream(model=MODEL, messages=messages)
         assert isinstance(stream, eventstreaming.EventStream)
         events = list(stream)
         assert events[-1].data.choices[0].finish_reason == "stop"
     else:
-        completion = client.chat.complete(model=MODEL, messages=messages)  # type: ignore[arg-type]
+        completion = client.chat.complete(model=MODEL, messages=messages)
         assert type(completion).__module__.startswith("mistralai.client.models.")
         assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
+
+
+async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``complete_async`` or ``stream_async``: the SDK's own objects, its ``EventStreamAsync``, come back."""
+    client = _client(sim)
+    if streamed:
+        stream = await client.chat.stream_async(model=MODEL, messages=messages)
+        assert isinstance(stream, eventstreaming.EventStreamAsync)
+        events = [event async for event in stream]
+        assert events[-1].data.choices[0].finish_reason == "stop"
+    else:
+        completion = await client.chat.complete_async(model=MODEL, messages=messages)
+        assert completion.choices[0].finish_reason == "stop"
+
+
+test_with_the_instrumentation_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
+    BROKEN, _send, _served
+)
 
 
 def test_a_renamed_id_is_renamed_on_its_call_and_its_result_alike(instrument: Instrument, sim: Simulator) -> None:
@@ -110,24 +121,7 @@ def test_a_renamed_id_is_renamed_on_its_call_and_its_result_alike(instrument: In
     assert sent[2]["tool_call_id"] == call["id"]
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-async def test_the_async_methods_are_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``complete_async`` and ``stream_async``: the same repair, the SDK's own ``EventStreamAsync``, one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
-    client = _client(sim)
-    if streamed:
-        stream = await client.chat.stream_async(model=MODEL, messages=messages)  # type: ignore[arg-type]
-        assert isinstance(stream, eventstreaming.EventStreamAsync)
-        events = [event async for event in stream]
-        assert events[-1].data.choices[0].finish_reason == "stop"
-    else:
-        completion = await client.chat.complete_async(model=MODEL, messages=messages)  # type: ignore[arg-type]
-        assert completion.choices[0].finish_reason == "stop"
-    _served(sim, otel, case, messages)
+test_the_async_methods_are_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
 
 
 def test_a_call_the_sdk_retries_is_one_span(

@@ -82,14 +82,8 @@ def test_without_the_instrumentation_the_broken_history_is_refused(sim: Simulato
     checks.refused_request(sim.requests)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """Instrumented, the repaired history is served; the SDK's own ``ChatResponse`` objects come back; one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+def _send(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``Client.chat``, plain or ``stream=True``: the SDK's own ``ChatResponse`` objects come back."""
     client = Client(host=sim.base_url)
     if streamed:
         parts = list(client.chat(MODEL, messages, stream=True))  # model and messages by position
@@ -99,17 +93,10 @@ def test_with_the_instrumentation_the_broken_history_is_repaired_and_served(
         response = client.chat(model=MODEL, messages=messages)
         assert isinstance(response, ollama.ChatResponse)
         assert response.done_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
 
 
-@checks.whole_and_streamed
-@pytest.mark.parametrize("case", CASES)
-async def test_the_async_client_is_repaired_and_served(
-    instrument: Instrument, sim: Simulator, case: str, *, streamed: bool
-) -> None:
-    """``AsyncClient``: the same repair, the SDK's own responses, one span."""
-    otel = instrument()
-    messages = list(BROKEN[case])
+async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``AsyncClient.chat``, plain or ``stream=True``: the SDK's own responses come back."""
     client = AsyncClient(host=sim.base_url)
     if streamed:
         parts = [part async for part in await client.chat(model=MODEL, messages=messages, stream=True)]
@@ -117,7 +104,12 @@ async def test_the_async_client_is_repaired_and_served(
     else:
         response = await client.chat(MODEL, messages)
         assert response.done_reason == "stop"
-    _served(sim, otel, case, messages, streamed=streamed)
+
+
+test_with_the_instrumentation_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
+    BROKEN, _send, _served
+)
+test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
 
 
 async def test_an_async_stream_never_read_sends_nothing_and_leaves_no_span(

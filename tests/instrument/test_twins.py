@@ -21,6 +21,8 @@ ASYNC_NAMES: Final = {
     "AsyncIterator": "Iterator",
     "AsyncStreamProxy": "StreamProxy",
     "_self_async_events": "_self_events",
+    "anext": "next",
+    "aclose": "close",
 }
 """Each async spelling and the sync spelling it stands for."""
 
@@ -103,6 +105,7 @@ PROXY_TWINS: Final = [
 ] + [
     (_proxies.StreamManagerProxy.__enter__, _proxies.StreamManagerProxy.__aenter__),
     (_proxies.StreamManagerProxy.__exit__, _proxies.StreamManagerProxy.__aexit__),
+    (_proxies.watch_steps, _proxies.watch_async_steps),
 ]
 
 
