@@ -720,7 +720,7 @@ def _split_row(
     clock = time.thread_time_ns
     times: dict[str, list[float]] = {name: [] for name in SPLIT if name != "rest"}
 
-    def sent(*_args: object, **_kwargs: object) -> object:
+    def send_at_once(*_args: object, **_kwargs: object) -> object:
         """The SDK's send, at once: the pending call recorded as the send hook records it, then the reply."""
         call = PENDING.get()
         record = call.sent() if call is not None else None
@@ -735,7 +735,7 @@ def _split_row(
         for _ in range(steps):
             kwargs = {"model": MODEL, **extra, "messages": calls.next()}
             started = clock()
-            wrapper(sent, resource, (), kwargs)
+            wrapper(send_at_once, resource, (), kwargs)
             times["total"].append(clock() - started)
 
             messages = phases.next()
