@@ -704,6 +704,7 @@ def _split_row(
     """One call's split (see ``split``): ``sources`` give the transcripts, one for the phases, one for ``total``."""
     from otel_toolturn import compose, ensure_tool_turn_invariants  # noqa: PLC0415 - only the split reads the internals
     from otel_toolturn.instrument import _patches  # noqa: PLC0415
+    from otel_toolturn.instrument._pending import PENDING  # noqa: PLC0415
     from otel_toolturn.instrument._record import CallRecord  # noqa: PLC0415
     from otel_toolturn.instrument._request import DIGESTS, prepare_request  # noqa: PLC0415
 
@@ -718,13 +719,23 @@ def _split_row(
     steps = 20 if quick else 150
     clock = time.thread_time_ns
     times: dict[str, list[float]] = {name: [] for name in SPLIT if name != "rest"}
+
+    def send_at_once(*_args: object, **_kwargs: object) -> object:
+        """The SDK's send, at once: the pending call recorded as the send hook records it, then the reply."""
+        call = PENDING.get()
+        record = call.sent() if call is not None else None
+        if call is not None and record is not None:
+            with record.current():
+                call.handed_over()
+        return reply
+
     gc.collect()
     gc.disable()
     try:
         for _ in range(steps):
             kwargs = {"model": MODEL, **extra, "messages": calls.next()}
             started = clock()
-            wrapper(lambda *_a, **_k: reply, resource, (), kwargs)
+            wrapper(send_at_once, resource, (), kwargs)
             times["total"].append(clock() - started)
 
             messages = phases.next()
@@ -771,11 +782,13 @@ def split(*, quick: bool) -> dict[str, dict[str, float]]:
 
     Each figure is the median over the calls of a growing conversation (``Conversation``; the cold
     row: ``Cold``) of this thread's CPU time. ``total``: the patched method around a stub that
-    returns the SDK's own response object at once. ``strip``: the strip rule on the transcript.
+    sends at once (the call recorded as the send hook records it: the receipt, the conversation
+    state, the span) and returns the SDK's own response object. ``strip``: the strip rule on the transcript.
     ``law``: the law on the stripped transcript. ``receipt: prefix``: the digests (the caller's and
     the view's) and the prefix fingerprint. ``receipt: system``: the system-prompt pieces and their fingerprints.
     ``telemetry``: one call's record (span, metric points, events and log records, the
-    whole-response check). ``rest``: ``total`` less the others.
+    whole-response check). ``rest``: ``total`` less the others (the call's arguments read, the
+    conversation state's findings, the pending call).
     """
     setup_telemetry()
     telemetry_off: Any = {"traces": {"enabled": False}}

@@ -146,13 +146,14 @@ def repair_keys(
     """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``."""
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
+    emitted = adapter_for(lane).emitted_call_ids  # ``compose.emitted_call_ids``, the lane read once
     cursor = 0
     for repair in repairs:
         turn = b""
         if repair.tool_call_ids:
             first = repair.tool_call_ids[0]
             for index in range(cursor, len(messages)):
-                if first in compose.emitted_call_ids(messages[index], lane=lane):
+                if first in emitted(messages[index]):
                     turn, cursor = digests[index], index
                     break
         base = (repair.form, repair.tool_call_ids, turn)

@@ -17,8 +17,19 @@ message the view made (a closing result, a stripped copy) is digested anew, and 
 out or moved is stepped over. Derived lists are not remembered, so they never push the callers'
 transcripts out.
 
+A framework that rebuilds its message dicts on every call resends the same values as new objects.
+When a transcript would leave more than ``FEW`` messages to digest, it is also read by value: the
+longest remembered transcript with its first message's digest and no longer than it is the
+candidate, and the new transcript's canonical JSON (``compose.canonical_json_array``, one encoder
+call) is checked to start with the candidate's, by the SHA-256 of those leading bytes. When it
+does, each of its leading messages has the canonical JSON of the candidate's message at its
+place, so it takes the candidate's digests and digests only the messages after them. A remembered
+transcript keeps that SHA-256 (of its canonical JSON array without the closing bracket), taken
+once it is first asked for and carried on to the transcripts extending it.
+
 Every digest is ``compose.message_digest`` of the message it names (the same bytes whichever path
-computed it), reused only for the very object it was computed from.
+computed it), reused only for the very object it was computed from or for a message whose
+canonical JSON was checked equal to that object's.
 
 What it does not notice: a message object mutated in place after it was first digested keeps its
 first digest (a message replaced by a new object, even an equal one, is digested again). So the
@@ -28,13 +39,18 @@ request sent never is.
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import compress, count, islice
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from otel_toolturn.compose import message_digest, prefix_fingerprint
+from otel_toolturn.compose import canonical_json_array, message_digest, prefix_fingerprint
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 SLOTS: Final = 16
 """How many caller transcripts are remembered (about one per conversation running at once)."""
@@ -43,8 +59,28 @@ LOOKAHEAD: Final = 8
 """How far ahead in the caller's transcript a view's message is looked for when a run ends."""
 
 
+FEW: Final = 16
+"""Past this many messages left to digest, a transcript is also read by value (see the module docstring)."""
+
 _EXTENDING: Final = threading.Lock()
 """Held while a digest list is extended in place (see ``RememberedTranscript.digests``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A transcript's canonical JSON array without its closing bracket: its SHA-256 state, length and digest."""
+
+    state: _Hash
+    """Never updated: a longer transcript's state continues from a copy."""
+    size: int
+    digest: bytes
+
+    @classmethod
+    def of(cls, text: bytes | memoryview, *, after: Written | None = None) -> Written:
+        """``after``'s text followed by ``text`` (``None``: ``text`` alone)."""
+        state = hashlib.sha256() if after is None else after.state.copy()
+        state.update(text)
+        return cls(state, len(text) + (0 if after is None else after.size), state.digest())
 
 
 class RememberedTranscript:
@@ -55,15 +91,23 @@ class RememberedTranscript:
     transcript); an entry's own digests are the first ``len(messages)``.
     """
 
-    __slots__ = ("digests", "messages")
+    __slots__ = ("_written", "digests", "messages")
 
-    def __init__(self, messages: tuple[object, ...], digests: list[bytes]) -> None:
+    def __init__(self, messages: tuple[object, ...], digests: list[bytes], written: Written | None = None) -> None:
         self.messages = messages
         self.digests = digests
+        self._written = written
 
     def own(self) -> list[bytes]:
         """The digest of each of this transcript's messages, in order."""
         return self.digests[: len(self.messages)]
+
+    def written(self, *, compute: bool = True) -> Written | None:
+        """Its canonical JSON array, open (``Written``); taken once (``compute`` false: ``None`` until then)."""
+        if self._written is None and compute:
+            text = canonical_json_array(self.messages)
+            self._written = Written.of(memoryview(text)[:-1])
+        return self._written
 
 
 def _derived_digests(messages: Sequence[object], source: RememberedTranscript) -> list[bytes]:
@@ -94,25 +138,59 @@ def _derived_digests(messages: Sequence[object], source: RememberedTranscript) -
     return out
 
 
-def remembered(messages: Sequence[object], match: RememberedTranscript | None) -> RememberedTranscript:
+def remembered(
+    messages: Sequence[object], match: RememberedTranscript | None, *, first: bytes | None = None
+) -> RememberedTranscript:
     """The entry of ``messages``: ``match``'s (an entry of their first messages, the very objects) extended.
 
-    ``match`` ``None``: every message is digested.
+    ``match`` ``None``: every message is digested (``first``: the first one's digest, when already taken).
     """
     total = len(messages)
     if match is None:
-        return RememberedTranscript(tuple(messages), [message_digest(m) for m in messages])
+        if first is None or not total:
+            return RememberedTranscript(tuple(messages), [message_digest(m) for m in messages])
+        return RememberedTranscript(tuple(messages), [first, *map(message_digest, islice(messages, 1, None))])
     known = len(match.messages)
     if known == total:
-        return match if match.messages is messages else RememberedTranscript(tuple(messages), match.digests)
-    added = [message_digest(m) for m in messages[known:]]
+        if match.messages is messages:
+            return match
+        return RememberedTranscript(tuple(messages), match.digests, match.written(compute=False))
+    added = messages[known:]
+    digests = _extended(match, [message_digest(m) for m in added])
+    before = match.written(compute=False)
+    written = None if before is None else Written.of(b"," + canonical_json_array(added)[1:-1], after=before)
+    return RememberedTranscript(tuple(messages), digests, written)
+
+
+def equal_valued(
+    messages: Sequence[object], candidate: RememberedTranscript, text: bytes
+) -> RememberedTranscript | None:
+    """The entry of ``messages`` from ``candidate``, if their first messages have its messages' canonical JSON.
+
+    ``text``: ``compose.canonical_json_array(messages)``. ``None``: they do not.
+    """
+    before = candidate.written()
+    assert before is not None  # noqa: S101 - computed when asked for; narrows for the type checker
+    size = before.size
+    if text[size : size + 1] not in (b",", b"]") or hashlib.sha256(memoryview(text)[:size]).digest() != before.digest:
+        return None
+    known = len(candidate.messages)
+    digests = _extended(candidate, [message_digest(m) for m in messages[known:]])
+    written = Written.of(memoryview(text)[size:-1], after=before)
+    return RememberedTranscript(tuple(messages), digests, written)
+
+
+def _extended(match: RememberedTranscript, added: list[bytes]) -> list[bytes]:
+    """``match``'s own digests followed by ``added`` (a list shared with ``match`` where they end its list)."""
+    known = len(match.messages)
+    if not added:
+        return match.digests
     with _EXTENDING:
         digests = match.digests
         if len(digests) == known:  # they end the list: extended in place, shared with ``match``
             digests.extend(added)
-        else:  # a longer transcript extended it first: this one branches off
-            digests = digests[:known] + added
-    return RememberedTranscript(tuple(messages), digests)
+            return digests
+        return digests[:known] + added  # a longer transcript extended it first: this one branches off
 
 
 class DigestCache:
@@ -151,10 +229,37 @@ class DigestCache:
                 and all(map(operator.is_, messages, seen))
             ):
                 match = candidate
-        entry = remembered(messages, match)
+        entry = None
+        first = None
+        known = 0 if match is None else len(match.messages)
+        if total - known > FEW:
+            first = message_digest(messages[0]) if match is None else match.digests[0]
+            entry = self._by_value(messages, match, recent, first)
+        if entry is None:
+            entry = remembered(messages, match, first=first)
         if total:
             with self._lock:
                 kept = [e for e in self._recent if e is not match and e is not entry]
                 kept.append(entry)
                 self._recent = kept[-self._slots :]
         return entry
+
+    @staticmethod
+    def _by_value(
+        messages: Sequence[object], match: RememberedTranscript | None, recent: list[RememberedTranscript], first: bytes
+    ) -> RememberedTranscript | None:
+        """``messages``' entry from the longest of ``recent`` longer than ``match`` they start with by value, if any.
+
+        The candidate: the longest (the most recent on a tie) whose first digest is ``first`` (theirs).
+        """
+        total = len(messages)
+        known = 0 if match is None else len(match.messages)
+        candidate: RememberedTranscript | None = None
+        for entry in reversed(recent):  # the most recent wins a tie
+            length = len(entry.messages)
+            longest = candidate is None or len(candidate.messages) < length
+            if longest and known < length <= total and entry.digests[0] == first:
+                candidate = entry
+        if candidate is None:
+            return None
+        return equal_valued(messages, candidate, canonical_json_array(messages))

@@ -165,3 +165,54 @@ def test_the_digests_are_taken_after_the_transport_has_the_request(
     else:
         wire.openai().chat.completions.create(model=MODEL, messages=messages)
     assert order == ["sent"] + ["digest"] * len(messages)
+
+
+def _rebuilt(messages: list[object]) -> list[object]:
+    """New objects with the same values, as a framework that rebuilds its dicts on every call sends them."""
+    return [dict(m) if isinstance(m, dict) else m for m in messages]
+
+
+def test_a_rebuilt_conversation_digests_only_its_new_messages(digested: list[object]) -> None:
+    """Resent as new objects with the same values, growing: the earlier digests are taken, only the new messages'."""
+    cache = DigestCache()
+    held: list[object] = [_message(n) for n in range(_digests.FEW + 4)]
+    counts = []
+    for turn in range(4):
+        held += [_message(100 + 3 * turn + k) for k in range(3)] if turn else []
+        sent = _rebuilt(held)
+        before = len(digested)
+        assert cache.prefix_fingerprint(sent) == _expected(sent)
+        assert cache.digests(sent) == [compose.message_digest(m) for m in sent]
+        counts.append(len(digested) - before)
+    assert counts == [_digests.FEW + 4, 1 + 3, 1 + 3, 1 + 3]  # cold; then the first (to find it) and the three new
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"role": "user", "content": 1}, {"role": "user", "content": True}),  # equal in Python, not in JSON
+        ({"role": "user", "content": "file 1"}, {"role": "user", "content": "file 10"}),
+        (12, 123),  # a longer value where the remembered one ends
+    ],
+)
+def test_a_rebuilt_transcript_that_differs_is_digested_anew(digested: list[object], old: object, new: object) -> None:
+    """A rebuilt transcript whose message differs from the remembered one by value: every message digested, exact."""
+    cache = DigestCache()
+    base: list[object] = [_message(n) for n in range(_digests.FEW + 4)]
+    first = [*base, old]
+    cache.prefix_fingerprint(first)
+    before = len(digested)
+    changed = [*_rebuilt(base), new, _message(99)]
+    assert cache.prefix_fingerprint(changed) == _expected(changed)
+    assert cache.digests(changed) == [compose.message_digest(m) for m in changed]
+    assert len(digested) - before == len(changed)
+
+
+def test_a_rebuilt_transcript_extends_the_conversations_digests_in_place() -> None:
+    """The entry made by value shares the remembered one's digest list, extended: nothing of it copied."""
+    cache = DigestCache()
+    held: list[object] = [_message(n) for n in range(_digests.FEW + 4)]
+    first = cache._remember(held)
+    second = cache._remember([*_rebuilt(held), _message(99)])
+    assert second.digests is first.digests
+    assert second.own() == [compose.message_digest(m) for m in [*held, _message(99)]]
