@@ -475,6 +475,8 @@ class State:
         """Held while targets are patched or restored (an import hook may patch from another thread)."""
         self.hooked: set[str] = set()
         """The target modules with a post-import hook (registered once per process)."""
+        self.generation = 0
+        """Counts the ``unpatch`` calls: a wrapper left beneath another instrumentation's by an earlier one is inert."""
 
     def result_types(self, provider: Provider) -> ResultTypes:
         """The classes ``provider``'s SDK returns, read at the first call that needs them (the SDK is whole by then)."""
@@ -948,14 +950,30 @@ def _patch_module(module: ModuleType) -> None:
                             _version(target.distribution),
                         )
                     continue
-                setattr(owner, target.method, wrapt.FunctionWrapper(original, _wrapper_for(target)))
+                setattr(owner, target.method, wrapt.FunctionWrapper(original, _live(_wrapper_for(target))))
                 STATE.originals.append((owner, target.method, original))
                 for copy_owner, copy in _wrapped_copies(owner, target.method, original):
                     if (id(copy_owner), target.method) not in patched:
-                        setattr(copy_owner, target.method, wrapt.FunctionWrapper(copy, _wrapper_for(target)))
+                        setattr(copy_owner, target.method, wrapt.FunctionWrapper(copy, _live(_wrapper_for(target))))
                         STATE.originals.append((copy_owner, target.method, copy))
     except Exception:  # noqa: BLE001 - the application's import never fails here
         _log.debug("otel-toolturn: could not patch %s", getattr(module, "__name__", module), exc_info=True)
+
+
+def _live(wrapper: Callable[..., object]) -> Callable[..., object]:
+    """``wrapper`` while this patch stands; once ``unpatch`` runs, a pass-through for good.
+
+    A wrapper ``unpatch`` cannot take off (another instrumentation wrapped over it since) stays in the
+    chain; a later ``patch`` wraps anew, and the one left must never read a call again.
+    """
+    generation = STATE.generation
+
+    def live(wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        if STATE.generation != generation:
+            return wrapped(*args, **kwargs)
+        return wrapper(wrapped, instance, args, kwargs)
+
+    return live
 
 
 def _wrapped_copies(owner: object, method: str, original: object) -> Iterator[tuple[type, Callable[..., object]]]:
@@ -1021,10 +1039,11 @@ def unpatch() -> None:
     """Restore every patched method to the very object it was before ``patch`` (the import hooks then patch nothing).
 
     A method another instrumentation has wrapped over ours since keeps its wrappers: restoring it would undo
-    theirs too. Ours stays beneath theirs and passes every call straight through (``STATE.telemetry`` is unset).
+    theirs too. Ours stays beneath theirs and passes every call straight through, for good (``_live``).
     """
     with STATE.lock:
         STATE.telemetry = None
+        STATE.generation += 1
         while STATE.originals:
             owner, method, original = STATE.originals.pop()
             if getattr(vars(owner).get(method), "__wrapped__", None) is original:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+import wrapt
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -18,7 +19,7 @@ from opentelemetry.sdk.trace.export import (
 
 import otel_toolturn.streams
 from otel_toolturn import _law
-from otel_toolturn.instrument import names
+from otel_toolturn.instrument import ToolTurnInstrumentor, names
 from otel_toolturn.instrument._patches import STATE
 from otel_toolturn.streams._report import StreamReport
 from tests.instrument.conftest import Instrument, Otel
@@ -193,3 +194,31 @@ def test_exporter_that_hangs(instrument: Instrument, otel: Otel) -> None:
     assert results == [plain[0]] * 6
     exporter.release.set()
     processor.shutdown()  # type: ignore[no-untyped-call]
+
+
+def test_wrapper_left_beneath_another_stays_inert(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ours undone beneath another wrapper, then exposed and instrumented again: the law runs once a call."""
+    providers = {
+        "tracer_provider": otel.tracer_provider,
+        "meter_provider": otel.meter_provider,
+        "logger_provider": otel.logger_provider,
+    }
+    first = ToolTurnInstrumentor()
+    first.instrument(**providers)
+    owner, method = next(
+        (o, m) for o, m, _ in STATE.originals if getattr(o, "__qualname__", "") == "Completions" and m == "create"
+    )
+    ours = vars(owner)[method]
+    wrapt.wrap_function_wrapper(owner, method, lambda wrapped, _instance, args, kwargs: wrapped(*args, **kwargs))
+    first.uninstrument()
+    assert vars(owner)[method].__wrapped__ is ours  # theirs kept, ours beneath it
+    setattr(owner, method, ours)  # theirs undone as wrapt's unwrap does it: ours, left behind, is on the class again
+    again = ToolTurnInstrumentor()
+    try:
+        again.instrument(**providers)
+        monkeypatch.setattr(_law, "ensure_tool_turn_invariants", _boom)
+        _call(stream=False)
+        assert _errors(otel, "law") == 1
+    finally:
+        again.uninstrument()
+        setattr(owner, method, ours.__wrapped__)
