@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -143,24 +143,41 @@ def opening(items: Sequence[object], lane: Lane) -> int:
 def repair_keys(
     repairs: Sequence[ToolTurnRepair], messages: Sequence[object], digests: Sequence[bytes], lane: Lane
 ) -> tuple[RepairKey, ...]:
-    """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``."""
+    """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``.
+
+    A repair's turn is the first message, from the previous repair's turn on, that emits its first
+    call id. Each message's call ids are read at most once, and only as far as the last turn found
+    (or the end, when a repair's first call id has none).
+    """
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
-    emitted = adapter_for(lane).emitted_call_ids  # ``compose.emitted_call_ids``, the lane read once
+    read: list[tuple[str, ...]] = []
+    """The call ids each leading message emits, in order, as far as read."""
+    unread = map(adapter_for(lane).emitted_call_ids, messages)  # ``compose.emitted_call_ids``, the lane read once
     cursor = 0
     for repair in repairs:
         turn = b""
         if repair.tool_call_ids:
-            first = repair.tool_call_ids[0]
-            for index in range(cursor, len(messages)):
-                if first in emitted(messages[index]):
-                    turn, cursor = digests[index], index
-                    break
+            at = _turn(repair.tool_call_ids[0], read, unread, cursor)
+            if at >= 0:
+                turn, cursor = digests[at], at
         base = (repair.form, repair.tool_call_ids, turn)
         rank = ranks.get(base, 0)
         ranks[base] = rank + 1
         keys.append((*base, rank))
     return tuple(keys)
+
+
+def _turn(call_id: str, read: list[tuple[str, ...]], unread: Iterator[tuple[str, ...]], start: int) -> int:
+    """The position of the first message from ``start`` on that emits ``call_id`` (-1: none); reads on as needed."""
+    for index in range(start, len(read)):
+        if call_id in read[index]:
+            return index
+    for ids in unread:
+        read.append(ids)
+        if call_id in ids:
+            return len(read) - 1
+    return -1
 
 
 def first_difference(before: bytes, after: bytes, stop: int) -> int | None:
