@@ -32,7 +32,10 @@ most ``MAX_REPORTED``; past that, only the latest request's).
 Repeats: a repair's key is its form, its tool call ids, the digest of the caller's message that
 emits its first call id (its turn; searched in transcript order, so the repairs of one request
 find their turns in order), and its rank among the request's repairs with the same three. A
-repair repeats when its key was reported on an earlier request of the conversation.
+repair repeats when its key was reported on an earlier request of the conversation. A message's
+call ids are read once per digest: messages with the same digest have the same canonical JSON, so
+the same call ids, and a resent conversation's turns are found by digest (``EMITTED_MEMO`` digests
+a lane, then forgotten).
 
 Prefix changes (``compare``): of the previous request, the part the model already answered is its
 head and its view's messages ahead of its last model output; once this request carries the
@@ -52,7 +55,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -73,6 +76,9 @@ MAX_REPORTED: Final = 1024
 
 WIDTH: Final = 16
 """Bytes of one message digest (``compose.message_digest``)."""
+
+EMITTED_MEMO: Final = 16384
+"""How many message digests' call ids a lane keeps (about eight 2,000-message conversations)."""
 
 RepairKey = tuple[str, tuple[str, ...], bytes, int]
 """A repair's identity in its conversation: form, tool call ids, its turn's digest, its rank."""
@@ -146,19 +152,16 @@ def repair_keys(
     """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``.
 
     A repair's turn is the first message, from the previous repair's turn on, that emits its first
-    call id. Each message's call ids are read at most once, and only as far as the last turn found
-    (or the end, when a repair's first call id has none).
+    call id (``_Emitted``: each message's call ids read at most once, and only as far as needed).
     """
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
-    read: list[tuple[str, ...]] = []
-    """The call ids each leading message emits, in order, as far as read."""
-    unread = map(adapter_for(lane).emitted_call_ids, messages)  # ``compose.emitted_call_ids``, the lane read once
+    emitted = _Emitted(messages, digests, lane) if repairs else None
     cursor = 0
     for repair in repairs:
         turn = b""
-        if repair.tool_call_ids:
-            at = _turn(repair.tool_call_ids[0], read, unread, cursor)
+        if repair.tool_call_ids and emitted is not None:
+            at = emitted.first(repair.tool_call_ids[0], cursor)
             if at >= 0:
                 turn, cursor = digests[at], at
         base = (repair.form, repair.tool_call_ids, turn)
@@ -168,16 +171,41 @@ def repair_keys(
     return tuple(keys)
 
 
-def _turn(call_id: str, read: list[tuple[str, ...]], unread: Iterator[tuple[str, ...]], start: int) -> int:
-    """The position of the first message from ``start`` on that emits ``call_id`` (-1: none); reads on as needed."""
-    for index in range(start, len(read)):
-        if call_id in read[index]:
-            return index
-    for ids in unread:
-        read.append(ids)
-        if call_id in ids:
-            return len(read) - 1
-    return -1
+_KNOWN: dict[Lane, dict[bytes, tuple[str, ...]]] = {}
+"""The call ids of recent messages, by lane and message digest (see ``_Emitted``)."""
+
+
+class _Emitted:
+    """The call ids each message of one transcript emits (``compose.emitted_call_ids``), read once per digest.
+
+    Messages with the same digest have the same canonical JSON, so they emit the same call ids: a
+    message whose digest was read (on this request or a recent one) is not read again. A lane keeps
+    at most ``EMITTED_MEMO`` digests' call ids (past that, they are forgotten and read anew).
+    """
+
+    __slots__ = ("_digests", "_emitted", "_known", "_messages", "_read")
+
+    def __init__(self, messages: Sequence[object], digests: Sequence[bytes], lane: Lane) -> None:
+        known = _KNOWN.setdefault(lane, {})
+        if len(known) > EMITTED_MEMO:
+            known.clear()
+        self._known = known
+        self._messages = messages
+        self._digests = digests
+        self._emitted = adapter_for(lane).emitted_call_ids
+        self._read: list[tuple[str, ...] | None] = list(map(known.get, digests))
+        """Each message's call ids (``None``: its digest not read yet)."""
+
+    def first(self, call_id: str, start: int) -> int:
+        """The position of the first message from ``start`` on that emits ``call_id`` (-1: none)."""
+        read = self._read
+        for index in range(start, len(read)):
+            ids = read[index]
+            if ids is None:
+                ids = read[index] = self._known[self._digests[index]] = self._emitted(self._messages[index])
+            if call_id in ids:
+                return index
+        return -1
 
 
 def first_difference(before: bytes, after: bytes, stop: int) -> int | None:

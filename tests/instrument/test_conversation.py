@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from otel_toolturn import Lane, compose
 from otel_toolturn._law import ToolTurnRepair
-from otel_toolturn.instrument import names
+from otel_toolturn.instrument import _conversation, names
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._conversation import (
     Conversations,
@@ -224,6 +226,64 @@ def test_repair_keys_name_the_turn_and_rank_equal_repairs() -> None:
     assert second == ("missing_result", ("c1",), digests[1], 1)
     (orphan,) = repair_keys([ToolTurnRepair(form="orphan_result", tool_call_ids=("zz",))], messages, digests, CHAT)
     assert orphan == ("orphan_result", ("zz",), b"", 0)
+
+
+def _keys_read_in_full(
+    repairs: list[ToolTurnRepair], messages: list[object], digests: list[bytes], lane: Lane
+) -> tuple[tuple[str, tuple[str, ...], bytes, int], ...]:
+    """The repair keys as the module docstring defines them, every message's call ids read anew."""
+    keys: list[tuple[str, tuple[str, ...], bytes, int]] = []
+    ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
+    cursor = 0
+    for repair in repairs:
+        turn = b""
+        if repair.tool_call_ids:
+            first = repair.tool_call_ids[0]
+            for index in range(cursor, len(messages)):
+                if first in compose.emitted_call_ids(messages[index], lane=lane):
+                    turn, cursor = digests[index], index
+                    break
+        base = (repair.form, repair.tool_call_ids, turn)
+        keys.append((*base, ranks.get(base, 0)))
+        ranks[base] = ranks.get(base, 0) + 1
+    return tuple(keys)
+
+
+@pytest.mark.parametrize("lane", ["openai.chat_completions", "anthropic.messages", "openai.responses"])
+def test_repair_keys_read_each_digest_once_and_name_the_same_turns(lane: Lane) -> None:
+    """Keys equal those of a full read of every message, on a first request and again with its digests known.
+
+    Covers a call id emitted twice (the turn from the previous repair's on), ids out of order, an id no
+    message emits, repairs without ids, and two lanes sharing a message's digest.
+    """
+    messages = build(lane, [U("go"), A(c("c1"), c("c2")), R("c1"), U("x"), A(c("c3")), R("c3"), A(c("c1")), U("y")])
+    digests = [compose.message_digest(m) for m in messages]
+    repairs = [
+        ToolTurnRepair(form="missing_result", tool_call_ids=ids)
+        for ids in [("c2",), ("c1",), ("c3",), ("c1",), ("zz",), (), ("c2",), ("c1",)]
+    ]
+    expected = _keys_read_in_full(repairs, messages, digests, lane)
+    if lane != "openai.responses":  # a message per turn (Responses: an item per call)
+        assert expected[1][2] == digests[1]  # c1 found at the turn of c2, the cursor's own message
+        assert expected[3][2] == digests[6]  # then further on, past c3's turn
+    assert expected[4][2] == expected[5][2] == b""
+    assert expected[6][2] == b""  # c2 only before the cursor
+    assert repair_keys(repairs, messages, digests, lane) == expected
+    assert repair_keys(repairs, messages, digests, lane) == expected  # every digest now known
+    other: Lane = "openai.chat_completions" if lane != CHAT else "anthropic.messages"
+    assert repair_keys(repairs, messages, digests, other) == _keys_read_in_full(repairs, messages, digests, other)
+
+
+def test_known_call_ids_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``EMITTED_MEMO`` digests a lane's known call ids are forgotten, and the keys stay the same."""
+    monkeypatch.setattr(_conversation, "EMITTED_MEMO", 4)
+    monkeypatch.setattr(_conversation, "_KNOWN", {})
+    repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c9",))]
+    for n in range(5):
+        messages = build(CHAT, [U(f"go {n}"), A(c("c1")), R("c1"), U("x"), A(c("c9")), U("y")])
+        digests = [compose.message_digest(m) for m in messages]
+        assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c9",), digests[4], 0),)
+        assert len(_conversation._KNOWN[CHAT]) <= 4 + len(messages)
 
 
 def test_runs_opening_alike_are_told_apart() -> None:
