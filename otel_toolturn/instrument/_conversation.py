@@ -32,10 +32,11 @@ most ``MAX_REPORTED``; past that, only the latest request's).
 Repeats: a repair's key is its form, its tool call ids, the digest of the caller's message that
 emits its first call id (its turn; searched in transcript order, so the repairs of one request
 find their turns in order), and its rank among the request's repairs with the same three. A
-repair repeats when its key was reported on an earlier request of the conversation. A message's
-call ids are read once per digest: messages with the same digest have the same canonical JSON, so
-the same call ids, and a resent conversation's turns are found by digest (``EMITTED_MEMO`` digests
-a lane, then forgotten).
+repair repeats when its key was reported on an earlier request of the conversation. The call ids
+of a transcript's messages are remembered with its message objects (``REMEMBERED`` transcripts a
+lane), as their digests are (``_digests``): a transcript resent with more messages reads only the
+new ones, and a message object edited in place after its call ids were read keeps them, as it
+keeps its digest.
 
 Prefix changes (``compare``): of the previous request, the part the model already answered is its
 head and its view's messages ahead of its last model output; once this request carries the
@@ -54,9 +55,11 @@ options) starts it empty.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_
 from typing import Final
 
 from otel_toolturn import compose
@@ -77,8 +80,8 @@ MAX_REPORTED: Final = 1024
 WIDTH: Final = 16
 """Bytes of one message digest (``compose.message_digest``)."""
 
-EMITTED_MEMO: Final = 16384
-"""How many message digests' call ids a lane keeps (about eight 2,000-message conversations)."""
+REMEMBERED: Final = 8
+"""How many caller transcripts of a lane keep their messages' call ids (``_Emitted``)."""
 
 RepairKey = tuple[str, tuple[str, ...], bytes, int]
 """A repair's identity in its conversation: form, tool call ids, its turn's digest, its rank."""
@@ -152,11 +155,11 @@ def repair_keys(
     """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``.
 
     A repair's turn is the first message, from the previous repair's turn on, that emits its first
-    call id (``_Emitted``: each message's call ids read at most once, and only as far as needed).
+    call id (``_Emitted``: a resent message object's call ids are not read again).
     """
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
-    emitted = _Emitted(messages, digests, lane) if repairs else None
+    emitted = _Emitted.of(messages, lane) if repairs else None
     cursor = 0
     for repair in repairs:
         turn = b""
@@ -171,41 +174,64 @@ def repair_keys(
     return tuple(keys)
 
 
-_KNOWN: dict[Lane, dict[bytes, tuple[str, ...]]] = {}
-"""The call ids of recent messages, by lane and message digest (see ``_Emitted``)."""
-
-
 class _Emitted:
-    """The call ids each message of one transcript emits (``compose.emitted_call_ids``), read once per digest.
+    """Where each call id of one caller transcript is emitted (``compose.emitted_call_ids``): its messages' positions.
 
-    Messages with the same digest have the same canonical JSON, so they emit the same call ids: a
-    message whose digest was read (on this request or a recent one) is not read again. A lane keeps
-    at most ``EMITTED_MEMO`` digests' call ids (past that, they are forgotten and read anew).
+    An agent resends the same message objects on every request, one round more each time. The last
+    ``REMEMBERED`` transcripts of a lane read here are kept: their message objects and where each call
+    id is emitted. A transcript whose leading messages are the very same objects, in order, as a
+    remembered one takes those positions and reads only the messages after them (as ``_digests``
+    takes digests), and replaces it. A message object edited in place after it was read keeps the
+    call ids read then.
     """
 
-    __slots__ = ("_digests", "_emitted", "_known", "_messages", "_read")
+    __slots__ = ("at", "messages")
 
-    def __init__(self, messages: Sequence[object], digests: Sequence[bytes], lane: Lane) -> None:
-        known = _KNOWN.setdefault(lane, {})
-        if len(known) > EMITTED_MEMO:
-            known.clear()
-        self._known = known
-        self._messages = messages
-        self._digests = digests
-        self._emitted = adapter_for(lane).emitted_call_ids
-        self._read: list[tuple[str, ...] | None] = list(map(known.get, digests))
-        """Each message's call ids (``None``: its digest not read yet)."""
+    def __init__(self, messages: tuple[object, ...], at: dict[str, tuple[int, ...]]) -> None:
+        self.messages = messages
+        self.at = at
+        """Per call id, the positions of the messages that emit it, ascending."""
+
+    @classmethod
+    def of(cls, messages: Sequence[object], lane: Lane) -> _Emitted:
+        """Where the call ids of ``messages`` are emitted (from the longest remembered transcript they start with)."""
+        objects = tuple(messages)
+        with _REMEMBERING:
+            recent = _REMEMBERED.setdefault(lane, [])
+            taken: _Emitted | None = None
+            for known in recent:
+                size = len(known.messages)
+                if (
+                    size <= len(objects)
+                    and (taken is None or size > len(taken.messages))
+                    and all(map(is_, known.messages, objects))
+                ):
+                    taken = known
+        start = 0 if taken is None else len(taken.messages)
+        at = {} if taken is None else dict(taken.at)
+        for position, ids in enumerate(map(adapter_for(lane).emitted_call_ids, objects[start:]), start):
+            for call_id in ids:
+                at[call_id] = (*at.get(call_id, ()), position)
+        made = cls(objects, at)
+        with _REMEMBERING:
+            if taken is not None and taken in recent:
+                recent.remove(taken)  # its conversation moved on to this transcript
+            recent.append(made)
+            del recent[:-REMEMBERED]
+        return made
 
     def first(self, call_id: str, start: int) -> int:
         """The position of the first message from ``start`` on that emits ``call_id`` (-1: none)."""
-        read = self._read
-        for index in range(start, len(read)):
-            ids = read[index]
-            if ids is None:
-                ids = read[index] = self._known[self._digests[index]] = self._emitted(self._messages[index])
-            if call_id in ids:
-                return index
-        return -1
+        positions = self.at.get(call_id, ())
+        found = bisect_left(positions, start)
+        return positions[found] if found < len(positions) else -1
+
+
+_REMEMBERED: dict[Lane, list[_Emitted]] = {}
+"""The transcripts read by ``_Emitted`` of each lane, least recent first."""
+
+_REMEMBERING: Final = threading.Lock()
+"""Held while ``_REMEMBERED`` is searched or changed (never while a message is read)."""
 
 
 def first_difference(before: bytes, after: bytes, stop: int) -> int | None:

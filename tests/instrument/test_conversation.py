@@ -21,7 +21,7 @@ from otel_toolturn.instrument._conversation import (
 from otel_toolturn.instrument._request import prepare_request
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import MODEL, Wire
-from tests.transcripts import A, R, U, build, c, t
+from tests.transcripts import A, Event, R, U, build, c, t
 
 CHAT: Lane = "openai.chat_completions"
 
@@ -274,16 +274,43 @@ def test_repair_keys_read_each_digest_once_and_name_the_same_turns(lane: Lane) -
     assert repair_keys(repairs, messages, digests, other) == _keys_read_in_full(repairs, messages, digests, other)
 
 
-def test_known_call_ids_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past ``EMITTED_MEMO`` digests a lane's known call ids are forgotten, and the keys stay the same."""
-    monkeypatch.setattr(_conversation, "EMITTED_MEMO", 4)
-    monkeypatch.setattr(_conversation, "_KNOWN", {})
+def test_repair_keys_of_a_resent_transcript_read_its_objects_as_they_were_read() -> None:
+    """A transcript resent with more messages takes its resent objects' call ids; new objects are read anew.
+
+    A message object edited in place after its call ids were read keeps them (as it keeps its digest);
+    an equal message as a new object, a transcript that only shares values, and one that replaces a
+    message are read as they stand.
+    """
+    events: list[Event] = [U("go"), A(c("c1"), c("c2")), R("c1"), U("x")]
+    messages = build(CHAT, events)
+    turn = messages[1]
+    assert isinstance(turn, dict)
+    digests = [compose.message_digest(m) for m in messages]
+    repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c2",))]
+    assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c2",), digests[1], 0),)
+    turn["tool_calls"][1]["id"] = "edited"  # in place: its call ids as first read
+    longer = [*messages, *build(CHAT, [A(c("c9")), U("y")])]
+    assert repair_keys(repair, longer, [*digests, b"a", b"u"], CHAT) == (("missing_result", ("c2",), digests[1], 0),)
+    rebuilt = build(CHAT, events)
+    rebuilt[1]["tool_calls"][1]["id"] = "edited"  # type: ignore[index]
+    assert repair_keys(repair, rebuilt, digests, CHAT) == (("missing_result", ("c2",), b"", 0),)
+    replaced = [messages[0], *build(CHAT, [A(c("c3"))]), *longer[2:4], *build(CHAT, [A(c("c2"))]), longer[5]]
+    assert repair_keys(repair, replaced, [b"0", b"1", b"2", b"3", b"4", b"5"], CHAT) == (
+        ("missing_result", ("c2",), b"4", 0),
+    )
+
+
+def test_remembered_transcripts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lane keeps at most ``REMEMBERED`` transcripts' call ids; a transcript past them is read anew, same keys."""
+    monkeypatch.setattr(_conversation, "REMEMBERED", 2)
+    monkeypatch.setattr(_conversation, "_REMEMBERED", {})
     repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c9",))]
-    for n in range(5):
-        messages = build(CHAT, [U(f"go {n}"), A(c("c1")), R("c1"), U("x"), A(c("c9")), U("y")])
-        digests = [compose.message_digest(m) for m in messages]
-        assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c9",), digests[4], 0),)
-        assert len(_conversation._KNOWN[CHAT]) <= 4 + len(messages)
+    runs = [build(CHAT, [U(f"go {n}"), A(c("c1")), R("c1"), U("x"), A(c("c9")), U("y")]) for n in range(3)]
+    for _ in range(2):
+        for messages in runs:
+            digests = [compose.message_digest(m) for m in messages]
+            assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c9",), digests[4], 0),)
+            assert len(_conversation._REMEMBERED[CHAT]) <= 2
 
 
 def test_runs_opening_alike_are_told_apart() -> None:
