@@ -52,7 +52,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from itertools import repeat
 from typing import Final, Literal, cast, get_args
 
 try:
@@ -237,9 +236,12 @@ def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
     >>> strip_framework_fields([{"role": "user", "content": "hi", "injectedBy": "memory"}])
     [{'role': 'user', 'content': 'hi'}]
     """
-    dicts = cast("Sequence[dict[str, object]]", messages)
-    if all(map(isinstance, messages, repeat(dict))) and all(map(FRAMEWORK_FIELDS.isdisjoint, dicts)):
-        return messages  # every item a dict, and none holds a framework field
+    # The common case in one read of the keys: every item a plain dict (their types counted) and
+    # no framework field among all their keys (gathered into one set, the dicts read at C speed).
+    if list(map(type, messages)).count(dict) == len(messages) and FRAMEWORK_FIELDS.isdisjoint(
+        set().union(*cast("Sequence[dict[str, object]]", messages))
+    ):
+        return messages
     out: list[object] | None = None
     for index, message in enumerate(messages):
         if isinstance(message, Mapping) and not FRAMEWORK_FIELDS.isdisjoint(message.keys()):

@@ -151,6 +151,22 @@ def test_strip_with_nothing_to_strip_returns_the_same_list() -> None:
     assert {"injectedBy", "notDispatched", "toolResultOrigin", "toolChars", "foldedExempt"} <= FRAMEWORK_FIELDS
 
 
+def test_strip_reads_only_mappings_among_other_items() -> None:
+    """Beside plain dicts: another mapping's fields are stripped, a string or generator item passes unread."""
+
+    class Marked(dict[str, object]):
+        pass
+
+    pending = (part for part in ["a", "b"])
+    messages: list[object] = [{"role": "user", "content": "hi"}, "text", pending, Marked(role="tool", toolChars=3)]
+    out = strip_framework_fields(messages)
+    assert out == [{"role": "user", "content": "hi"}, "text", pending, {"role": "tool"}]
+    assert out[0] is messages[0]
+    assert list(pending) == ["a", "b"]
+    clean: list[object] = [{"role": "user", "content": "hi"}, "text", Marked(role="tool")]
+    assert strip_framework_fields(clean) is clean
+
+
 def test_fingerprint_is_short_and_tells_pieces_apart() -> None:
     """Twelve hex characters; key order does not matter; a changed value changes it."""
     a = fingerprint({"x": 1, "y": [1, 2]})

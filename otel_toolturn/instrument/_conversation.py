@@ -32,7 +32,11 @@ most ``MAX_REPORTED``; past that, only the latest request's).
 Repeats: a repair's key is its form, its tool call ids, the digest of the caller's message that
 emits its first call id (its turn; searched in transcript order, so the repairs of one request
 find their turns in order), and its rank among the request's repairs with the same three. A
-repair repeats when its key was reported on an earlier request of the conversation.
+repair repeats when its key was reported on an earlier request of the conversation. The call ids
+of a transcript's messages are remembered with its message objects (``REMEMBERED`` transcripts a
+lane), as their digests are (``_digests``): a transcript resent with more messages reads only the
+new ones, and a message object edited in place after its call ids were read keeps them, as it
+keeps its digest.
 
 Prefix changes (``compare``): of the previous request, the part the model already answered is its
 head and its view's messages ahead of its last model output; once this request carries the
@@ -51,9 +55,11 @@ options) starts it empty.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_
 from typing import Final
 
 from otel_toolturn import compose
@@ -73,6 +79,9 @@ MAX_REPORTED: Final = 1024
 
 WIDTH: Final = 16
 """Bytes of one message digest (``compose.message_digest``)."""
+
+REMEMBERED: Final = 8
+"""How many caller transcripts of a lane keep their messages' call ids (``_Emitted``)."""
 
 RepairKey = tuple[str, tuple[str, ...], bytes, int]
 """A repair's identity in its conversation: form, tool call ids, its turn's digest, its rank."""
@@ -143,24 +152,86 @@ def opening(items: Sequence[object], lane: Lane) -> int:
 def repair_keys(
     repairs: Sequence[ToolTurnRepair], messages: Sequence[object], digests: Sequence[bytes], lane: Lane
 ) -> tuple[RepairKey, ...]:
-    """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``."""
+    """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``.
+
+    A repair's turn is the first message, from the previous repair's turn on, that emits its first
+    call id (``_Emitted``: a resent message object's call ids are not read again).
+    """
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
-    emitted = adapter_for(lane).emitted_call_ids  # ``compose.emitted_call_ids``, the lane read once
+    emitted = _Emitted.of(messages, lane) if repairs else None
     cursor = 0
     for repair in repairs:
         turn = b""
-        if repair.tool_call_ids:
-            first = repair.tool_call_ids[0]
-            for index in range(cursor, len(messages)):
-                if first in emitted(messages[index]):
-                    turn, cursor = digests[index], index
-                    break
+        if repair.tool_call_ids and emitted is not None:
+            at = emitted.first(repair.tool_call_ids[0], cursor)
+            if at >= 0:
+                turn, cursor = digests[at], at
         base = (repair.form, repair.tool_call_ids, turn)
         rank = ranks.get(base, 0)
         ranks[base] = rank + 1
         keys.append((*base, rank))
     return tuple(keys)
+
+
+class _Emitted:
+    """Where each call id of one caller transcript is emitted (``compose.emitted_call_ids``): its messages' positions.
+
+    An agent resends the same message objects on every request, one round more each time. The last
+    ``REMEMBERED`` transcripts of a lane read here are kept: their message objects and where each call
+    id is emitted. A transcript whose leading messages are the very same objects, in order, as a
+    remembered one takes those positions and reads only the messages after them (as ``_digests``
+    takes digests), and replaces it. A message object edited in place after it was read keeps the
+    call ids read then.
+    """
+
+    __slots__ = ("at", "messages")
+
+    def __init__(self, messages: tuple[object, ...], at: dict[str, tuple[int, ...]]) -> None:
+        self.messages = messages
+        self.at = at
+        """Per call id, the positions of the messages that emit it, ascending."""
+
+    @classmethod
+    def of(cls, messages: Sequence[object], lane: Lane) -> _Emitted:
+        """Where the call ids of ``messages`` are emitted (from the longest remembered transcript they start with)."""
+        objects = tuple(messages)
+        with _REMEMBERING:
+            recent = _REMEMBERED.setdefault(lane, [])
+            taken: _Emitted | None = None
+            for known in recent:
+                size = len(known.messages)
+                if (
+                    size <= len(objects)
+                    and (taken is None or size > len(taken.messages))
+                    and all(map(is_, known.messages, objects))
+                ):
+                    taken = known
+        start = 0 if taken is None else len(taken.messages)
+        at = {} if taken is None else dict(taken.at)
+        for position, ids in enumerate(map(adapter_for(lane).emitted_call_ids, objects[start:]), start):
+            for call_id in ids:
+                at[call_id] = (*at.get(call_id, ()), position)
+        made = cls(objects, at)
+        with _REMEMBERING:
+            if taken is not None and taken in recent:
+                recent.remove(taken)  # its conversation moved on to this transcript
+            recent.append(made)
+            del recent[:-REMEMBERED]
+        return made
+
+    def first(self, call_id: str, start: int) -> int:
+        """The position of the first message from ``start`` on that emits ``call_id`` (-1: none)."""
+        positions = self.at.get(call_id, ())
+        found = bisect_left(positions, start)
+        return positions[found] if found < len(positions) else -1
+
+
+_REMEMBERED: dict[Lane, list[_Emitted]] = {}
+"""The transcripts read by ``_Emitted`` of each lane, least recent first."""
+
+_REMEMBERING: Final = threading.Lock()
+"""Held while ``_REMEMBERED`` is searched or changed (never while a message is read)."""
 
 
 def first_difference(before: bytes, after: bytes, stop: int) -> int | None:

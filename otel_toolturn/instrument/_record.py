@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Protocol, cast
 
 import wrapt
@@ -45,13 +46,13 @@ from opentelemetry.util.types import AttributeValue
 import otel_toolturn.streams
 from otel_toolturn._view import field
 from otel_toolturn._vocab import Lane, ReplyFormat
-from otel_toolturn.compose import request_field
 from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, REPLY_FORMAT_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
 from otel_toolturn.instrument._telemetry import Attributes, Telemetry
+from otel_toolturn.lanes import adapter_for
 from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
 
 
@@ -90,11 +91,11 @@ def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, Attri
     field by field (``inferenceConfig.maxTokens``: the ``maxTokens`` of the ``inferenceConfig`` setting).
     """
     found: dict[str, AttributeValue] = {}
-    for key, setting in names.REQUEST_PARAMETERS[lane]:
+    setting = adapter_for(lane).setting  # ``compose.request_field``, the lane read once
+    for key, outer, inner in _settings_of(lane):
         if key in found:
             continue
-        outer, *inner = setting.split(".")
-        value = request_field(kwargs, outer, lane=lane)
+        value = setting(kwargs, outer)
         for name in inner:
             value = None if value is None else field(value, name)
         if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
@@ -108,6 +109,17 @@ def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, Attri
         ):
             found[key] = value
     return found
+
+
+@cache
+def _settings_of(lane: Lane) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """``names.REQUEST_PARAMETERS`` of ``lane``, each setting split at its dots: its attribute, setting, fields."""
+    return tuple((key, *_split(setting)) for key, setting in names.REQUEST_PARAMETERS[lane])
+
+
+def _split(setting: str) -> tuple[str, tuple[str, ...]]:
+    outer, *inner = setting.split(".")
+    return outer, tuple(inner)
 
 
 def handoff_tool_shown(name: str) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from otel_toolturn import Lane, compose
 from otel_toolturn._law import ToolTurnRepair
-from otel_toolturn.instrument import names
+from otel_toolturn.instrument import _conversation, names
 from otel_toolturn.instrument._config import Options
 from otel_toolturn.instrument._conversation import (
     Conversations,
@@ -19,7 +21,7 @@ from otel_toolturn.instrument._conversation import (
 from otel_toolturn.instrument._request import prepare_request
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import MODEL, Wire
-from tests.transcripts import A, R, U, build, c, t
+from tests.transcripts import A, Event, R, U, build, c, t
 
 CHAT: Lane = "openai.chat_completions"
 
@@ -224,6 +226,91 @@ def test_repair_keys_name_the_turn_and_rank_equal_repairs() -> None:
     assert second == ("missing_result", ("c1",), digests[1], 1)
     (orphan,) = repair_keys([ToolTurnRepair(form="orphan_result", tool_call_ids=("zz",))], messages, digests, CHAT)
     assert orphan == ("orphan_result", ("zz",), b"", 0)
+
+
+def _keys_read_in_full(
+    repairs: list[ToolTurnRepair], messages: list[object], digests: list[bytes], lane: Lane
+) -> tuple[tuple[str, tuple[str, ...], bytes, int], ...]:
+    """The repair keys as the module docstring defines them, every message's call ids read anew."""
+    keys: list[tuple[str, tuple[str, ...], bytes, int]] = []
+    ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
+    cursor = 0
+    for repair in repairs:
+        turn = b""
+        if repair.tool_call_ids:
+            first = repair.tool_call_ids[0]
+            for index in range(cursor, len(messages)):
+                if first in compose.emitted_call_ids(messages[index], lane=lane):
+                    turn, cursor = digests[index], index
+                    break
+        base = (repair.form, repair.tool_call_ids, turn)
+        keys.append((*base, ranks.get(base, 0)))
+        ranks[base] = ranks.get(base, 0) + 1
+    return tuple(keys)
+
+
+@pytest.mark.parametrize("lane", ["openai.chat_completions", "anthropic.messages", "openai.responses"])
+def test_repair_keys_read_each_digest_once_and_name_the_same_turns(lane: Lane) -> None:
+    """Keys equal those of a full read of every message, on a first request and again with its digests known.
+
+    Covers a call id emitted twice (the turn from the previous repair's on), ids out of order, an id no
+    message emits, repairs without ids, and two lanes sharing a message's digest.
+    """
+    messages = build(lane, [U("go"), A(c("c1"), c("c2")), R("c1"), U("x"), A(c("c3")), R("c3"), A(c("c1")), U("y")])
+    digests = [compose.message_digest(m) for m in messages]
+    repairs = [
+        ToolTurnRepair(form="missing_result", tool_call_ids=ids)
+        for ids in [("c2",), ("c1",), ("c3",), ("c1",), ("zz",), (), ("c2",), ("c1",)]
+    ]
+    expected = _keys_read_in_full(repairs, messages, digests, lane)
+    if lane != "openai.responses":  # a message per turn (Responses: an item per call)
+        assert expected[1][2] == digests[1]  # c1 found at the turn of c2, the cursor's own message
+        assert expected[3][2] == digests[6]  # then further on, past c3's turn
+    assert expected[4][2] == expected[5][2] == b""
+    assert expected[6][2] == b""  # c2 only before the cursor
+    assert repair_keys(repairs, messages, digests, lane) == expected
+    assert repair_keys(repairs, messages, digests, lane) == expected  # every digest now known
+    other: Lane = "openai.chat_completions" if lane != CHAT else "anthropic.messages"
+    assert repair_keys(repairs, messages, digests, other) == _keys_read_in_full(repairs, messages, digests, other)
+
+
+def test_repair_keys_of_a_resent_transcript_read_its_objects_as_they_were_read() -> None:
+    """A transcript resent with more messages takes its resent objects' call ids; new objects are read anew.
+
+    A message object edited in place after its call ids were read keeps them (as it keeps its digest);
+    an equal message as a new object, a transcript that only shares values, and one that replaces a
+    message are read as they stand.
+    """
+    events: list[Event] = [U("go"), A(c("c1"), c("c2")), R("c1"), U("x")]
+    messages = build(CHAT, events)
+    turn = messages[1]
+    assert isinstance(turn, dict)
+    digests = [compose.message_digest(m) for m in messages]
+    repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c2",))]
+    assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c2",), digests[1], 0),)
+    turn["tool_calls"][1]["id"] = "edited"  # in place: its call ids as first read
+    longer = [*messages, *build(CHAT, [A(c("c9")), U("y")])]
+    assert repair_keys(repair, longer, [*digests, b"a", b"u"], CHAT) == (("missing_result", ("c2",), digests[1], 0),)
+    rebuilt = build(CHAT, events)
+    rebuilt[1]["tool_calls"][1]["id"] = "edited"  # type: ignore[index]
+    assert repair_keys(repair, rebuilt, digests, CHAT) == (("missing_result", ("c2",), b"", 0),)
+    replaced = [messages[0], *build(CHAT, [A(c("c3"))]), *longer[2:4], *build(CHAT, [A(c("c2"))]), longer[5]]
+    assert repair_keys(repair, replaced, [b"0", b"1", b"2", b"3", b"4", b"5"], CHAT) == (
+        ("missing_result", ("c2",), b"4", 0),
+    )
+
+
+def test_remembered_transcripts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lane keeps at most ``REMEMBERED`` transcripts' call ids; a transcript past them is read anew, same keys."""
+    monkeypatch.setattr(_conversation, "REMEMBERED", 2)
+    monkeypatch.setattr(_conversation, "_REMEMBERED", {})
+    repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c9",))]
+    runs = [build(CHAT, [U(f"go {n}"), A(c("c1")), R("c1"), U("x"), A(c("c9")), U("y")]) for n in range(3)]
+    for _ in range(2):
+        for messages in runs:
+            digests = [compose.message_digest(m) for m in messages]
+            assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c9",), digests[4], 0),)
+            assert len(_conversation._REMEMBERED[CHAT]) <= 2
 
 
 def test_runs_opening_alike_are_told_apart() -> None:
