@@ -236,8 +236,8 @@ def strip_framework_fields(messages: Sequence[object]) -> Sequence[object]:
     >>> strip_framework_fields([{"role": "user", "content": "hi", "injectedBy": "memory"}])
     [{'role': 'user', 'content': 'hi'}]
     """
-    # The common case in one read of the keys: every item a plain dict (their types counted) and
-    # no framework field among all their keys (gathered into one set, the dicts read at C speed).
+    # The common case in one read of the keys: every item a plain dict and no framework field among
+    # all their keys, gathered into one set.
     if list(map(type, messages)).count(dict) == len(messages) and FRAMEWORK_FIELDS.isdisjoint(
         set().union(*cast("Sequence[dict[str, object]]", messages))
     ):
