@@ -249,7 +249,7 @@ def ensure_tool_turn_invariants(
     if items is None:
         return ToolTurnView(messages=messages, repairs=())
     view = adapter.read(items)
-    if _settled(view, unique_ids=adapter.unique_ids):
+    if _settled(view, adapter):
         return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
     restoration = _Restoration(adapter, view, chained=chained)
@@ -262,33 +262,39 @@ def ensure_tool_turn_invariants(
     return restoration.view(items, prior)
 
 
-def _settled(view: View, *, unique_ids: bool) -> bool:
+def _settled(view: View, adapter: LaneAdapter) -> bool:
     """Whether the read leaves the law nothing to decide: the list is its own view.
 
     So it is when every turn was read clean, no result stands outside one, the lane marked and refused
-    nothing, and (where the API rejects a repeated id) no two clean turns share a call id: then no unit
-    is attributed, reached or restored, as ``_Restoration`` would find.
+    nothing, the API accepts every clean turn's call ids, and (where the API rejects a repeated id) no
+    two clean turns share a call id: then no unit is attributed, reached or restored, as ``_Restoration``
+    would find.
     """
     if view.refused or view.marks:
         return False
     kinds = set(view.kinds)
     if TURN in kinds or RESULT in kinds:
         return False
-    return not unique_ids or len(set(view.clean_ids)) == len(view.clean_ids)
+    clean_ids = view.clean_ids
+    if not adapter.fits_ids(clean_ids):
+        return False
+    return not adapter.unique_ids or len(set(clean_ids)) == len(clean_ids)
 
 
 class _Restoration:
     """The law on one read list: attribution first, then each turn's decision, then one emission.
 
     A ``Clean`` unit (a turn the lane read as clean, with its results) is carried as it is: its call ids
-    take part in attribution and in the unique-id rule, and nothing is built for its calls. A result that
-    answers one of its calls later, or an id an earlier turn already used, reaches it: ``reached`` names
-    it, nothing is decided, and the caller reads the list again with that turn in full.
+    take part in attribution and in the unique-id rule, and nothing is built for its calls. An id of its
+    own the API refuses, a result that answers one of its calls later, or an id an earlier turn already
+    used, reaches it: ``reached`` names it, nothing is decided, and the caller reads the list again with
+    that turn in full.
     """
 
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
         self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
+        self.clean_ids = view.clean_ids
         self.forms: dict[int, dict[tuple[RepairForm, CallKind], dict[str, None]]] = {}
         """Per turn, per form and kind of call, the call ids concerned: a dict as an ordered set."""
         self.slots_of: dict[int, list[_Slot]] = {}
@@ -319,6 +325,8 @@ class _Restoration:
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
         units, ids, anywhere, unique = self.units, self.ids, self.adapter.results_anywhere, self.adapter.unique_ids
+        fits = self.adapter.fits_ids
+        refusing = not fits(self.clean_ids)  # the API refuses an id of some clean turn: each is asked
         owner: dict[str, _Slot | Clean] = {}
         taken = TakenIds()  # the call ids of the view so far, derived ones included
         replied = -1  # the last assistant unit so far
@@ -355,13 +363,13 @@ class _Restoration:
             if kind == CLEAN:
                 clean = units[index]
                 assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
-                if not unique:
-                    pass
-                elif taken.isdisjoint(clean.ids):  # the ids of a clean turn fit the API
-                    taken.update(clean.ids)
-                else:
+                if (refusing and not fits(clean.ids)) or (unique and not taken.isdisjoint(clean.ids)):
+                    # the API refuses one of its ids, or an earlier turn used one: ``taken`` gains what the
+                    # turn read in full would give it, so the next read reaches no other turn
                     self._derived(clean.ids, taken)
-                    self.reached.add(clean.position)  # an earlier turn used one of its ids
+                    self.reached.add(clean.position)
+                elif unique:
+                    taken.update(clean.ids)
                 owner.update(dict.fromkeys(clean.ids, clean))
                 replied = index
             elif kind == REPLY:
@@ -376,8 +384,8 @@ class _Restoration:
         far nor by the turn's own calls. Where the API accepts a repeated id (Chat), only an id it refuses is
         derived.
         """
-        fits, unique = self.adapter.fits_id, self.adapter.unique_ids
-        if (not unique or taken.isdisjoint(call_ids)) and all(map(fits, call_ids)):
+        fits, unique = self.adapter.fits_ids, self.adapter.unique_ids
+        if (not unique or taken.isdisjoint(call_ids)) and fits(call_ids):
             taken.update(call_ids)
             return None
         brought = [call_id not in taken for call_id in call_ids]  # ids the request did not use before the turn
@@ -386,7 +394,7 @@ class _Restoration:
         for call_id, new in zip(call_ids, brought, strict=True):
             form: RepairForm = "reused_id" if unique and not new else "invalid_id"
             new_id = None
-            if form == "reused_id" or not fits(call_id):
+            if form == "reused_id" or not fits((call_id,)):
                 new_id = self.adapter.derive_id(call_id, taken)
                 taken.add(new_id)
             derived.append((form, new_id))
@@ -412,9 +420,9 @@ class _Restoration:
             owner[call_id] = slot
             slots.append(slot)
         renamed = False
-        fits = self.adapter.fits_id
-        if self.adapter.unique_ids or not all(fits(slot.call.call_id) for slot in slots):
-            derived = self._derived([slot.call.call_id for slot in slots], taken)
+        call_ids = [slot.call.call_id for slot in slots]
+        if self.adapter.unique_ids or not self.adapter.fits_ids(call_ids):
+            derived = self._derived(call_ids, taken)
             if derived is not None:
                 renamed = True
                 for slot, (form, new_id) in zip(slots, derived, strict=True):

@@ -13,7 +13,8 @@ outcome back. The view knows no wire format; the law knows no lane.
   untouched — it ends the window in which a result may still move up to its call;
 - a clean turn (``Clean``): a turn and the results right after it, read as one unit with no per-call
   objects, when the lane tells from the wire fields alone that the law has nothing to restore on it
-  (its calls distinct and well-formed, exactly one result per call right after it, nothing to move);
+  (its calls distinct, exactly one result per call right after it, nothing to move; the law asks
+  whether the API accepts its ids);
 - anything else, carried untouched as the wire item itself.
 
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace`` /
@@ -196,10 +197,11 @@ class Clean:
     """A turn the lane read as clean, with its results: carried untouched unless a later unit reaches it.
 
     The lane reads a turn this way only when, from the wire fields alone, the law has nothing to restore
-    on it: its calls carry distinct ids the API accepts, nothing is marked on its items, and the wire
-    items right after it hold exactly one result per call and nothing else. What the lane cannot see
-    from there — a later result answering one of its calls, or (unique-id lanes) an id an earlier turn
-    already used — the law finds; the list is then read again with the turn in full (``read(full=...)``).
+    on it: its calls carry distinct ids, nothing is marked on its items, and the wire items right after
+    it hold exactly one result per call and nothing else. What the lane does not look at — an id the API
+    refuses (``fits_ids``, asked by the law once over every clean turn's ids), a later result answering
+    one of its calls, or (unique-id lanes) an id an earlier turn already used — the law finds; the list
+    is then read again with the turn in full (``read(full=...)``).
     """
 
     __slots__ = ("end", "ids", "position")
@@ -356,8 +358,12 @@ class LaneAdapter(Protocol):
     def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the API accepts ``call_id`` as a call id (Anthropic: ``^[a-zA-Z0-9_-]+$``)."""
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether the API accepts every one of ``call_ids`` (non-empty: ids are read so) as a call id.
+
+        Asked once per list, over the ids of its ``Clean`` turns, and once per turn read in full (Anthropic: each
+        matches ``^[a-zA-Z0-9_-]+$``; Chat: each is at most 40 characters long); one id is asked as a list of one.
+        """
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """A deterministic id for ``call_id`` (a later reuse, or one the API refuses) that fits and is not taken."""

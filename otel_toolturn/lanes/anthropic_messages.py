@@ -48,7 +48,7 @@ from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
     derive_id,
-    fits_anthropic_id,
+    fits_anthropic_ids,
     fold_contents,
     interrupted,
     is_list,
@@ -84,7 +84,7 @@ class AnthropicMessages(AdapterDefaults):
         """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
         Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
-        turn whose ``tool_use`` blocks end the message, with distinct ids that fit the pattern, followed by
+        turn whose ``tool_use`` blocks end the message, with distinct ids, followed by
         a user message of exactly one ``tool_result`` per call, is read with that message as ``Clean``.
         """
         view = View()
@@ -189,9 +189,9 @@ class AnthropicMessages(AdapterDefaults):
         """The ``tool_result`` block answering ``new_id``."""
         return replace(result, tool_use_id=new_id)
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id matches ``^[a-zA-Z0-9_-]+$``."""
-        return fits_anthropic_id(call_id)
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id matches ``^[a-zA-Z0-9_-]+$``."""
+        return fits_anthropic_ids(call_ids)
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``, cut to at most 64 characters."""
@@ -321,10 +321,10 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
 
     They are the user messages from ``start`` that hold only ``tool_result`` blocks, exactly one per call;
-    the ids must be distinct and fit the pattern.
+    the ids must be distinct.
     """
     expected = set(ids)
-    if len(expected) != len(ids) or not fits_anthropic_id("".join(ids)):
+    if len(expected) != len(ids):
         return 0
     position, stop = start, len(messages)
     while expected and position < stop:
@@ -519,7 +519,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             kind = field(block, "type")
             if kind == "tool_use":
                 call_id = field(block, "id")
-                if not isinstance(call_id, str) or not call_id or not fits_anthropic_id(call_id):
+                if not isinstance(call_id, str) or not call_id or not fits_anthropic_ids((call_id,)):
                     violations.append(
                         Violation(
                             position=pos,

@@ -145,7 +145,7 @@ class BedrockConverse(AdapterDefaults):
         Each ``toolResult`` of a user message is a result and its other block runs are parts; a message whose
         last block is a result ends with an empty part, so a later message's results are never in place beside
         them, and ``write`` sees where the message stood if all of them go. A turn whose calls end the message
-        (``reasoningContent`` and ``cachePoint`` aside), with distinct ids that fit, followed by a user
+        (``reasoningContent`` and ``cachePoint`` aside), with distinct ids, followed by a user
         message that opens with exactly one ``toolResult`` per call and holds no other, is ``Clean``.
         """
         view = View()
@@ -238,9 +238,9 @@ class BedrockConverse(AdapterDefaults):
         """The ``toolResult`` block answering ``new_id``."""
         return replace(result, toolResult=replace(_result(result), toolUseId=new_id))
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id matches ``[a-zA-Z0-9_.:-]+`` in 1 to 64 characters."""
-        return fits_id(call_id)
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id matches ``[a-zA-Z0-9_.:-]+`` in 1 to 64 characters."""
+        return all(map(fits_id, call_ids))
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, of ``[a-zA-Z0-9_-]``, cut to at most 64 characters."""
@@ -412,10 +412,10 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.
 
     The message at ``start`` is a user message that opens with exactly one ``toolResult`` per call, then
-    holds no other result (the user's text, a ``cachePoint``, may follow them); the ids are distinct and fit.
+    holds no other result (the user's text, a ``cachePoint``, may follow them); the ids are distinct.
     """
     expected = set(ids)
-    if start >= len(messages) or len(expected) != len(ids) or not all(map(_ID.fullmatch, ids)):
+    if start >= len(messages) or len(expected) != len(ids):
         return 0
     message = messages[start]
     if type(message) is dict:
