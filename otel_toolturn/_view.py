@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple, Protocol
+from typing import Final, Literal, NamedTuple, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._vocab import CallKind, Lane, RepairForm
@@ -179,17 +179,19 @@ class Turn:
     is rewritten."""
 
 
-OTHER: Final = 0
+UnitKind = Literal["other", "turn", "result", "part", "reply", "clean"]
+"""What a unit of the view is (``View.kinds``, ``Emitted.kinds``); each has its constant below."""
+OTHER: Final = "other"
 """A unit carried untouched: the wire item itself."""
-TURN: Final = 1
+TURN: Final = "turn"
 """A unit that is a ``Turn``."""
-RESULT: Final = 2
+RESULT: Final = "result"
 """A unit that is one recorded result's wire object (a block, a message or an item)."""
-PART: Final = 3
+PART: Final = "part"
 """A unit that is a run of a message's non-result blocks (Anthropic), as a tuple."""
-REPLY: Final = 4
+REPLY: Final = "reply"
 """A unit carried untouched that the model produced (an assistant message without calls): the wire item itself."""
-CLEAN: Final = 5
+CLEAN: Final = "clean"
 """A unit that is a ``Clean`` turn with its results."""
 
 
@@ -226,7 +228,7 @@ class View:
     """
 
     units: list[object] = dataclasses.field(default_factory=list)
-    kinds: list[int] = dataclasses.field(default_factory=list)
+    kinds: list[UnitKind] = dataclasses.field(default_factory=list)
     ids: dict[int, str | None] = dataclasses.field(default_factory=dict)
     sources: dict[int, object] = dataclasses.field(default_factory=dict)
     refused: dict[int, Mark] = dataclasses.field(default_factory=dict)
@@ -254,7 +256,7 @@ class Emitted:
     """
 
     items: list[object] = dataclasses.field(default_factory=list)
-    kinds: list[int] = dataclasses.field(default_factory=list)
+    kinds: list[UnitKind] = dataclasses.field(default_factory=list)
     sources: list[object] = dataclasses.field(default_factory=list)
     breaks: set[int] = dataclasses.field(default_factory=set)
     """Where a unit the law left out (``View.refused``) stood: the index in ``items`` of what followed it. A lane
@@ -377,7 +379,7 @@ class LaneAdapter(Protocol):
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A result the model had not seen when it answered, as a unit the lane accepts where it stands.
 
         Not a result any more: text naming the call (``in_place_heading``), then every byte of the

@@ -33,6 +33,7 @@ from otel_toolturn._view import (
     Mark,
     TakenIds,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -218,7 +219,7 @@ class AnthropicMessages(AdapterDefaults):
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks.
 
         A block a user message holds (text, image, document, search result) is kept as it is; any other
@@ -237,7 +238,7 @@ class AnthropicMessages(AdapterDefaults):
         the law left out stood.
         """
         wire: list[object] = []
-        run: list[tuple[int, object, object]] = []
+        run: list[tuple[UnitKind, object, object]] = []
         breaks = out.breaks
         for index, (item, kind, source) in enumerate(zip(out.items, out.kinds, out.sources, strict=True)):
             if breaks and run and index in breaks:
@@ -383,13 +384,13 @@ def _name(call: object) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _unit_blocks(kind: int, item: object) -> list[object]:
+def _unit_blocks(kind: UnitKind, item: object) -> list[object]:
     if kind == PART and is_list(item):
         return list(item)
     return [item]
 
 
-def _flush(run: list[tuple[int, object, object]], wire: list[object]) -> None:
+def _flush(run: list[tuple[UnitKind, object, object]], wire: list[object]) -> None:
     """One run of result and part units as user messages: one API turn, so its results lead (stable order)."""
     run.sort(key=lambda unit: unit[0] != RESULT)
     fresh: list[object] = []

@@ -23,6 +23,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -184,7 +185,7 @@ class OpenAIChat(AdapterDefaults):
             return {"role": "tool", "tool_call_id": field(first, "tool_call_id"), "content": content}
         return replace(first, content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A user message: a line naming the call, then the ``tool`` message's content.
 
         A string content follows the line in one string; parts a user message holds (text, image,

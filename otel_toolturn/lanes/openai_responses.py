@@ -50,6 +50,7 @@ from otel_toolturn._view import (
     Emitted,
     Mark,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -559,7 +560,7 @@ class OpenAIResponses(AdapterDefaults):
             return _Screenshots(first, tuple(results[1:]))
         return replace(first, output=fold_contents(outputs, _input_text))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A user message item: a line naming the call, then the output.
 
         Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
