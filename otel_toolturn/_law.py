@@ -164,6 +164,10 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "duplicate_result_in_place",
     "orphan_result",
 )
+_REPORT_RANK: dict[tuple[RepairForm, CallKind], int] = {
+    key: rank for rank, key in enumerate((form, kind) for form in _TURN_FORM_ORDER for kind in CALL_KINDS)
+}
+"""Where a turn's repairs of each form and kind of call stand in its report: by form, then by kind."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -520,13 +524,16 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
     replaced: dict[int, tuple[_Piece, ...]] = {}
     after: tuple[int, tuple[_Piece, ...]] | None = None
     dropped: set[int] = set()  # the slots (by place) left out: no result, and no honest close for the call
-    if rewritten or any(len(slot.results) != 1 or not slot.placed for slot in slots):
+    decide = rewritten  # otherwise: unless each call is answered once, right after the turn
+    if not decide:
+        for slot in slots:
+            if len(slot.results) != 1 or not slot.placed:
+                decide = True
+                break
+    if decide:
         view = reading.view
         units, sources = view.units, view.sources
         anywhere = adapter.results_anywhere
-
-        def note(form: RepairForm, call_id: str, kind: CallKind) -> None:
-            decided.setdefault((form, kind), {})[call_id] = None
 
         changed = rewritten
         placed: list[tuple[int, _Piece]] = []
@@ -543,17 +550,17 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
             if not window:
                 close = adapter.synthesize(call)
                 if close is None:
-                    note("unanswerable_call", call_id, call_kind)
+                    decided.setdefault(("unanswerable_call", call_kind), {})[call_id] = None
                     dropped.add(place)
                     rewritten = True
                 else:
-                    note("missing_result", call_id, call_kind)
+                    decided.setdefault(("missing_result", call_kind), {})[call_id] = None
                     synthetic.append((RESULT, close, None))
                 changed = True
             else:
                 kept = window
                 if len(window) > 1:
-                    note("duplicate_result", call_id, call_kind)
+                    decided.setdefault(("duplicate_result", call_kind), {})[call_id] = None
                     kept = [r for r in window if not adapter.interrupted(units[r])] or window[:1]
                     changed = True
                 answered = not adapter.interrupted(units[kept[0]])
@@ -573,14 +580,14 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
                     placed.append((primary, piece))
                     changed = changed or piece[1] is not units[primary]
                 else:
-                    note("late_result", call_id, call_kind)
+                    decided.setdefault(("late_result", call_kind), {})[call_id] = None
                     moved.append(piece)
                     changed = True
             for r in slot.results:
                 if r in window_set:
                     continue
                 form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
-                note(form, call_id, call_kind)
+                decided.setdefault((form, call_kind), {})[call_id] = None
                 if adapter.interrupted(units[r]):
                     replaced[r] = ()
                     continue
@@ -622,12 +629,8 @@ def _reported(read: _Notes | None, decided: _Notes) -> _Reported:
         notes = decided
     else:
         notes = {key: {**read.get(key, {}), **decided.get(key, {})} for key in {**read, **decided}}
-    return tuple(
-        (form, kind, tuple(notes[form, kind]))
-        for form in _TURN_FORM_ORDER
-        for kind in CALL_KINDS
-        if (form, kind) in notes
-    )
+    ranked = sorted((key for key in notes if key in _REPORT_RANK), key=_REPORT_RANK.__getitem__)
+    return tuple((form, kind, tuple(notes[form, kind])) for form, kind in ranked)
 
 
 def _write(
