@@ -100,6 +100,12 @@ or item it does not repair (thinking blocks, reasoning items and item ids that d
 sent); remember
 anything between calls — every call reads the transcript as it is.
 
+How it runs: one pass reads the view and attributes each result to its turn (``_Attribution``); then
+every turn's plan is decided (``_TurnPlan``: the calls it keeps and how they are written, what stands in
+place of each of its results, its batch, its repairs), all of them before anything is written; then one
+writing step reads the plans alone and emits the wire list. A list the lane reads as settled (every turn
+clean, every clean turn's ids accepted) returns before any of it.
+
 Identity and determinism: nothing to restore ⇒ the very same list object; untouched items are the
 same objects; a moved result keeps its object; no hash order, no clock — the same input gives the
 same output in every process.
@@ -112,11 +118,11 @@ through untouched.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from otel_toolturn._view import (
-    CLEAN,
     OTHER,
     PART,
     REPLY,
@@ -130,10 +136,16 @@ from otel_toolturn._view import (
     Mark,
     TakenIds,
     Turn,
+    UnitKind,
     View,
 )
 from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Dialect, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for, listed
+
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import assert_never
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
 
@@ -152,6 +164,10 @@ _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "duplicate_result_in_place",
     "orphan_result",
 )
+_REPORT_RANK: dict[tuple[RepairForm, CallKind], int] = {
+    key: rank for rank, key in enumerate((form, kind) for form in _TURN_FORM_ORDER for kind in CALL_KINDS)
+}
+"""Where a turn's repairs of each form and kind of call stand in its report: by form, then by kind."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -192,8 +208,14 @@ class ToolTurnView:
         return any(r.lossy for r in self.repairs)
 
 
-_Piece = tuple[int, object, object]
-"""One emitted unit: its kind, the unit, and (results, parts) the wire message it stands in."""
+_Piece = tuple[UnitKind, object, object]
+"""One unit the view writes: its kind, the unit, and (results, parts) the wire message it stands in."""
+
+_Notes = dict[tuple[RepairForm, CallKind], dict[str, None]]
+"""Per form and kind of call, the ids concerned, in the order met: a dict as an ordered set."""
+
+_Reported = tuple[tuple[RepairForm, CallKind, tuple[str, ...]], ...]
+"""Repairs as the view reports them: each form and kind of call with its ids, in report order."""
 
 
 class _Slot:
@@ -204,12 +226,10 @@ class _Slot:
     ``written``: the call as the view writes it (``call`` itself unless it got ``new_id``).
     """
 
-    __slots__ = ("call", "dropped", "new_id", "placed", "replied", "results", "turn", "written")
+    __slots__ = ("call", "new_id", "placed", "replied", "results", "turn", "written")
 
     def __init__(self, call: Call, turn: int) -> None:
         self.call = call
-        self.dropped = False
-        """No honest close exists for the call and it has no result: the turn is written without it."""
         self.turn = turn
         self.results: list[int] = []
         self.replied: list[int] = []
@@ -249,124 +269,130 @@ def ensure_tool_turn_invariants(
     if items is None:
         return ToolTurnView(messages=messages, repairs=())
     view = adapter.read(items)
-    if _settled(view, unique_ids=adapter.unique_ids):
+    if _settled(view, adapter):
         return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
-    restoration = _Restoration(adapter, view, chained=chained)
+    reading = _Attribution(adapter, view, chained=chained)
     full: set[int] = set()
-    while restoration.reached:
+    while reading.reached:
         # A clean turn a later unit reaches is read in full. Attribution reads a clean turn as it reads
         # the same turn in full, so the first pass finds every such turn and the second read is the last.
-        full |= restoration.reached
-        restoration = _Restoration(adapter, adapter.read(items, full), chained=chained)
-    return restoration.view(items, prior)
+        full |= reading.reached
+        reading = _Attribution(adapter, adapter.read(items, full), chained=chained)
+    plan = _plan(adapter, reading)
+    return _write(adapter, reading.view, plan, items, prior)
 
 
-def _settled(view: View, *, unique_ids: bool) -> bool:
+def _settled(view: View, adapter: LaneAdapter) -> bool:
     """Whether the read leaves the law nothing to decide: the list is its own view.
 
     So it is when every turn was read clean, no result stands outside one, the lane marked and refused
-    nothing, and (where the API rejects a repeated id) no two clean turns share a call id: then no unit
-    is attributed, reached or restored, as ``_Restoration`` would find.
+    nothing, the API accepts every clean turn's call ids, and (where the API rejects a repeated id) no
+    two clean turns share a call id: then no unit is attributed, reached or restored, as ``_Attribution``
+    would find.
     """
     if view.refused or view.marks:
         return False
     kinds = set(view.kinds)
     if TURN in kinds or RESULT in kinds:
         return False
-    return not unique_ids or len(set(view.clean_ids)) == len(view.clean_ids)
+    clean_ids = view.clean_ids
+    if not adapter.fits_ids(clean_ids):
+        return False
+    return not adapter.unique_ids or len(set(clean_ids)) == len(clean_ids)
 
 
-class _Restoration:
-    """The law on one read list: attribution first, then each turn's decision, then one emission.
+class _Attribution:
+    """The law's reading of one view, in one pass: each turn's calls, and each result to its nearest turn.
+
+    Per turn (by unit index): its slots, what reading it restored (repeated calls left out, reused and
+    refused ids derived, trailing blocks, the lane's marks: ``notes``), and whether that rewrites it
+    (``rewritten``). Also the results that answer nothing (``orphans``, ``orphaned``).
 
     A ``Clean`` unit (a turn the lane read as clean, with its results) is carried as it is: its call ids
-    take part in attribution and in the unique-id rule, and nothing is built for its calls. A result that
-    answers one of its calls later, or an id an earlier turn already used, reaches it: ``reached`` names
-    it, nothing is decided, and the caller reads the list again with that turn in full.
+    take part in attribution and in the unique-id rule, and nothing is built for its calls. An id of its
+    own the API refuses, a result that answers one of its calls later, or an id an earlier turn already
+    used, reaches it: ``reached`` names it, and the caller reads the list again with that turn in full.
     """
+
+    __slots__ = ("adapter", "notes", "orphaned", "orphans", "reached", "rewritten", "slots_of", "view")
 
     def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
         self.adapter = adapter
-        self.units, self.kinds, self.ids, self.sources = view.units, view.kinds, view.ids, view.sources
-        self.forms: dict[int, dict[tuple[RepairForm, CallKind], dict[str, None]]] = {}
-        """Per turn, per form and kind of call, the call ids concerned: a dict as an ordered set."""
+        self.view = view
+        self.notes: dict[int, _Notes] = {}
+        """Per turn, what reading it restored."""
         self.slots_of: dict[int, list[_Slot]] = {}
+        """Per turn, in order, its calls (a repeated one left out)."""
+        self.rewritten: set[int] = set()
+        """The turns whose reading changed their items: a call left out or renamed, a block moved, a mark."""
         self.reached: set[int] = set()
         """The positions of the clean turns a later unit reaches: the list is read again with them in full."""
         self.orphans: dict[str, None] = {}
         """The ids of the results left out as orphans, once each, in order: a dict as an ordered set."""
-        self.refused: dict[tuple[RepairForm, CallKind], list[str]] = {}
-        self.at: dict[int, list[_Piece]] = {index: [] for index in view.refused}
-        """Units replaced where they stand (an empty list: left out)."""
-        for marked in [*view.refused.values(), *view.marks.values()]:
-            for mark in (marked,) if isinstance(marked, Mark) else marked:
-                self.refused.setdefault((mark.form, mark.kind), []).append(mark.call_id)
-        self.apart = view.apart
-        self.after: dict[int, list[_Piece]] = {}
-        """What is written right after a unit: a turn's rewritten batch (results-in-place lanes), or the closes
-        of a run's calls after the outputs that directly follow the run (results-anywhere lanes)."""
-        self.rewritten: set[int] = set()
+        self.orphaned: list[int] = []
+        """The units of the results left out as orphans."""
         self._attribute(chained=chained)
-        if not self.reached:
-            for index, slots in self.slots_of.items():
-                self._decide(index, slots)
 
     def note(self, turn: int, form: RepairForm, call_id: str, kind: CallKind = "function") -> None:
         """Record that ``form`` was restored for ``call_id``, a call of ``kind``, on the turn at unit index ``turn``."""
-        self.forms.setdefault(turn, {}).setdefault((form, kind), {})[call_id] = None
+        self.notes.setdefault(turn, {}).setdefault((form, kind), {})[call_id] = None
 
     def _attribute(self, *, chained: bool) -> None:
         """One pass: per turn, duplicate calls, trailing blocks and reused ids; each result to its nearest turn."""
-        units, ids, anywhere, unique = self.units, self.ids, self.adapter.results_anywhere, self.adapter.unique_ids
+        view, adapter = self.view, self.adapter
+        units, ids, apart = view.units, view.ids, view.apart
+        anywhere, unique, fits = adapter.results_anywhere, adapter.unique_ids, adapter.fits_ids
+        refusing = not fits(view.clean_ids)  # the API refuses an id of some clean turn: each is asked
         owner: dict[str, _Slot | Clean] = {}
         taken = TakenIds()  # the call ids of the view so far, derived ones included
         replied = -1  # the last assistant unit so far
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
-        for index, kind in enumerate(self.kinds):
-            if kind == OTHER:
-                adjacent = -1
-                continue
-            if kind == RESULT:
-                if index in self.apart:
-                    adjacent = -1  # it opens a later message than the results before it: not in place
-                call_id = ids.get(index)
-                slot = owner.get(call_id) if call_id is not None else None
-                if type(slot) is Clean:
-                    self.reached.add(slot.position)  # a later result answers one of its calls
-                elif slot is not None:
-                    assert isinstance(slot, _Slot)  # noqa: S101 - the only other kind; narrows for the type checker
-                    slot.results.append(index)
-                    slot.replied.append(replied)
-                    if slot.turn == adjacent:
-                        slot.placed.append(index)
-                    elif replied != slot.turn and not anywhere and not self.adapter.interrupted(units[index]):
-                        adjacent = -1  # delivered where it stands as text: no result any more
-                elif not (chained and call_id is not None):
-                    self.at[index] = []
-                    self.orphans[call_id or ""] = None
-                continue
-            if kind == TURN:
-                turn = units[index]
-                assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
-                self._read_turn(index, turn, owner, taken)
-                replied = adjacent = index
-                continue
-            if kind == CLEAN:
-                clean = units[index]
-                assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
-                if not unique:
-                    pass
-                elif taken.isdisjoint(clean.ids):  # the ids of a clean turn fit the API
-                    taken.update(clean.ids)
-                else:
-                    self._derived(clean.ids, taken)
-                    self.reached.add(clean.position)  # an earlier turn used one of its ids
-                owner.update(dict.fromkeys(clean.ids, clean))
-                replied = index
-            elif kind == REPLY:
-                replied = index
-            adjacent = -1
+        for index, kind in enumerate(view.kinds):
+            match kind:
+                case "result":
+                    if index in apart:
+                        adjacent = -1  # it opens a later message than the results before it: not in place
+                    call_id = ids.get(index)
+                    slot = owner.get(call_id) if call_id is not None else None
+                    if type(slot) is Clean:
+                        self.reached.add(slot.position)  # a later result answers one of its calls
+                    elif slot is not None:
+                        assert isinstance(slot, _Slot)  # noqa: S101 - the only other kind; narrows for the type checker
+                        slot.results.append(index)
+                        slot.replied.append(replied)
+                        if slot.turn == adjacent:
+                            slot.placed.append(index)
+                        elif replied != slot.turn and not anywhere and not adapter.interrupted(units[index]):
+                            adjacent = -1  # delivered where it stands as text: no result any more
+                    elif not (chained and call_id is not None):
+                        self.orphaned.append(index)
+                        self.orphans[call_id or ""] = None
+                case "turn":
+                    turn = units[index]
+                    assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
+                    self._read_turn(index, turn, owner, taken)
+                    replied = adjacent = index
+                case "clean":
+                    clean = units[index]
+                    assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
+                    if (refusing and not fits(clean.ids)) or (unique and not taken.isdisjoint(clean.ids)):
+                        # the API refuses one of its ids, or an earlier turn used one: ``taken`` gains what
+                        # the turn read in full gives it, so the next read reaches no other turn
+                        self._derived(clean.ids, taken)
+                        self.reached.add(clean.position)
+                    elif unique:
+                        taken.update(clean.ids)
+                    owner.update(dict.fromkeys(clean.ids, clean))
+                    replied = index
+                    adjacent = -1
+                case "reply":
+                    replied = index
+                    adjacent = -1
+                case "other" | "part":
+                    adjacent = -1
+                case _:
+                    assert_never(kind)
 
     def _derived(self, call_ids: Sequence[str], taken: TakenIds) -> list[tuple[RepairForm, str | None]] | None:
         """The unique-id rule on one turn's distinct call ids, in call order; ``taken`` gains what the turn uses.
@@ -376,8 +402,8 @@ class _Restoration:
         far nor by the turn's own calls. Where the API accepts a repeated id (Chat), only an id it refuses is
         derived.
         """
-        fits, unique = self.adapter.fits_id, self.adapter.unique_ids
-        if (not unique or taken.isdisjoint(call_ids)) and all(map(fits, call_ids)):
+        fits, unique = self.adapter.fits_ids, self.adapter.unique_ids
+        if (not unique or taken.isdisjoint(call_ids)) and fits(call_ids):
             taken.update(call_ids)
             return None
         brought = [call_id not in taken for call_id in call_ids]  # ids the request did not use before the turn
@@ -386,7 +412,7 @@ class _Restoration:
         for call_id, new in zip(call_ids, brought, strict=True):
             form: RepairForm = "reused_id" if unique and not new else "invalid_id"
             new_id = None
-            if form == "reused_id" or not fits(call_id):
+            if form == "reused_id" or not fits((call_id,)):
                 new_id = self.adapter.derive_id(call_id, taken)
                 taken.add(new_id)
             derived.append((form, new_id))
@@ -400,53 +426,121 @@ class _Restoration:
 
     def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot | Clean], taken: TakenIds) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
+        adapter = self.adapter
         seen: set[str] = set()
         slots: list[_Slot] = []
         for call in turn.calls:
             call_id = call.call_id
             if call_id in seen:
-                self.note(index, "duplicate_call", call_id, self.adapter.call_kind(call.ref))
+                self.note(index, "duplicate_call", call_id, adapter.call_kind(call.ref))
                 continue
             seen.add(call_id)
             slot = _Slot(call, index)
             owner[call_id] = slot
             slots.append(slot)
         renamed = False
-        fits = self.adapter.fits_id
-        if self.adapter.unique_ids or not all(fits(slot.call.call_id) for slot in slots):
-            derived = self._derived([slot.call.call_id for slot in slots], taken)
+        call_ids = [slot.call.call_id for slot in slots]
+        if adapter.unique_ids or not adapter.fits_ids(call_ids):
+            derived = self._derived(call_ids, taken)
             if derived is not None:
                 renamed = True
                 for slot, (form, new_id) in zip(slots, derived, strict=True):
                     if new_id is not None:
                         slot.new_id = new_id
-                        slot.written = self.adapter.rename_call(slot.call, new_id)
-                        self.note(index, form, slot.call.call_id, self.adapter.call_kind(slot.call.ref))
+                        slot.written = adapter.rename_call(slot.call, new_id)
+                        self.note(index, form, slot.call.call_id, adapter.call_kind(slot.call.ref))
         if turn.trailing:
             for slot in slots:
-                self.note(index, "trailing_text", slot.call.call_id, self.adapter.call_kind(slot.call.ref))
+                self.note(index, "trailing_text", slot.call.call_id, adapter.call_kind(slot.call.ref))
         for mark in turn.marks:
             self.note(index, mark.form, mark.call_id, mark.kind)
         if turn.trailing or turn.marks or renamed or len(slots) != len(turn.calls):
             self.rewritten.add(index)
         self.slots_of[index] = slots
 
-    def _decide(self, index: int, slots: list[_Slot]) -> None:
-        """What the turn's calls get: each call's kept result, its close, and where later results go."""
-        changed = index in self.rewritten
-        if not changed:
-            for slot in slots:
-                if len(slot.results) != 1 or not slot.placed:
-                    break
-            else:
-                return  # each call answered once, right after the turn: nothing to decide
-        adapter, units, sources = self.adapter, self.units, self.sources
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _TurnPlan:
+    """What one turn becomes, decided before anything is written.
+
+    ``turn``: its unit index. ``calls``: when the turn is written anew (a call left out or renamed, a
+    block moved, a mark), the calls it keeps as ``(read, written)`` wire objects in call order; ``None``:
+    its items as they stand. ``replaced``: units of its results and what stands in each one's place
+    (empty: left out). ``after``: a unit and what is written right after it — results-in-place lanes:
+    the turn and its batch (results in place in recorded order, moved-up results, then closes, in call
+    order); results-anywhere lanes: the last output right after the run and the closes; ``None``: nothing.
+    ``repairs``: what was restored on the turn, in report order.
+    """
+
+    turn: int
+    calls: tuple[tuple[object, object], ...] | None
+    replaced: tuple[tuple[int, tuple[_Piece, ...]], ...]
+    after: tuple[int, tuple[_Piece, ...]] | None
+    repairs: _Reported
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Plan:
+    """What the view becomes: each turn's plan in transcript order (turns left as they are have none), and the rest.
+
+    ``left_out``: the units no turn owns that are left out (results that answer nothing, units the lane
+    refused). ``orphans``: the ids of those results, once each, in order. ``marked``: what the lane refused
+    or marked on units kept where they stand, per form and kind of call (those left out first).
+    """
+
+    turns: tuple[_TurnPlan, ...]
+    left_out: tuple[int, ...]
+    orphans: tuple[str, ...]
+    marked: _Reported
+
+
+def _plan(adapter: LaneAdapter, reading: _Attribution) -> _Plan:
+    """Every turn's plan, then what no turn owns: all decided before anything is written."""
+    view = reading.view
+    turns = tuple(
+        plan
+        for index, slots in reading.slots_of.items()
+        if (plan := _plan_turn(adapter, reading, index, slots)) is not None
+    )
+    marked: dict[tuple[RepairForm, CallKind], list[str]] = {}
+    for found in [*view.refused.values(), *view.marks.values()]:
+        for mark in (found,) if isinstance(found, Mark) else found:
+            marked.setdefault((mark.form, mark.kind), []).append(mark.call_id)
+    return _Plan(
+        turns=turns,
+        left_out=(*view.refused, *reading.orphaned),
+        orphans=tuple(reading.orphans),
+        marked=tuple((form, kind, tuple(ids)) for (form, kind), ids in marked.items()),
+    )
+
+
+def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: list[_Slot]) -> _TurnPlan | None:
+    """What the turn becomes: each call's kept result or its close, and where later results go.
+
+    ``None``: the turn stays as it stands, and nothing was restored on it.
+    """
+    rewritten = index in reading.rewritten
+    decided: _Notes = {}
+    replaced: dict[int, tuple[_Piece, ...]] = {}
+    after: tuple[int, tuple[_Piece, ...]] | None = None
+    dropped: set[int] = set()  # the slots (by place) left out: no result, and no honest close for the call
+    decide = rewritten  # otherwise: unless each call is answered once, right after the turn
+    if not decide:
+        for slot in slots:
+            if len(slot.results) != 1 or not slot.placed:
+                decide = True
+                break
+    if decide:
+        view = reading.view
+        units, sources = view.units, view.sources
         anywhere = adapter.results_anywhere
+
+        changed = rewritten
         placed: list[tuple[int, _Piece]] = []
         moved: list[_Piece] = []
         synthetic: list[_Piece] = []
         window_results: list[int] = []
-        for slot in slots:
+        for place, slot in enumerate(slots):
             call, call_id = slot.out, slot.call.call_id
             call_kind = adapter.call_kind(slot.call.ref)
             window = [r for r, replied in zip(slot.results, slot.replied, strict=True) if replied == index]
@@ -456,17 +550,17 @@ class _Restoration:
             if not window:
                 close = adapter.synthesize(call)
                 if close is None:
-                    self.note(index, "unanswerable_call", call_id, call_kind)
-                    slot.dropped = True
-                    self.rewritten.add(index)
+                    decided.setdefault(("unanswerable_call", call_kind), {})[call_id] = None
+                    dropped.add(place)
+                    rewritten = True
                 else:
-                    self.note(index, "missing_result", call_id, call_kind)
+                    decided.setdefault(("missing_result", call_kind), {})[call_id] = None
                     synthetic.append((RESULT, close, None))
                 changed = True
             else:
                 kept = window
                 if len(window) > 1:
-                    self.note(index, "duplicate_result", call_id, call_kind)
+                    decided.setdefault(("duplicate_result", call_kind), {})[call_id] = None
                     kept = [r for r in window if not adapter.interrupted(units[r])] or window[:1]
                     changed = True
                 answered = not adapter.interrupted(units[kept[0]])
@@ -479,118 +573,152 @@ class _Restoration:
                 if anywhere:
                     for r in window:
                         if r != primary:
-                            self.at[r] = []
+                            replaced[r] = ()
                     if piece[1] is not units[primary]:
-                        self.at[primary] = [piece]
+                        replaced[primary] = (piece,)
                 elif primary in slot.placed:
                     placed.append((primary, piece))
                     changed = changed or piece[1] is not units[primary]
                 else:
-                    self.note(index, "late_result", call_id, call_kind)
+                    decided.setdefault(("late_result", call_kind), {})[call_id] = None
                     moved.append(piece)
                     changed = True
             for r in slot.results:
                 if r in window_set:
                     continue
                 form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
-                self.note(index, form, call_id, call_kind)
+                decided.setdefault((form, call_kind), {})[call_id] = None
                 if adapter.interrupted(units[r]):
-                    self.at[r] = []
+                    replaced[r] = ()
                     continue
                 kind, unit = adapter.deliver(units[r], call, second=answered)
-                self.at[r] = [(kind, unit, sources.get(r) if kind == PART else None)]
+                replaced[r] = ((kind, unit, sources.get(r) if kind == PART else None),)
                 answered = True
         if anywhere:
             if synthetic:
-                end = index
-                while end + 1 < len(self.kinds) and self.kinds[end + 1] == RESULT:
+                kinds, end = view.kinds, index
+                while end + 1 < len(kinds) and kinds[end + 1] == RESULT:
                     end += 1
-                self.after[end] = synthetic
-            return
-        if not changed:
-            return
-        for r in window_results:
-            self.at[r] = []
-        placed.sort(key=lambda entry: entry[0])
-        self.after[index] = [piece for _, piece in placed] + moved + synthetic
+                after = (end, tuple(synthetic))
+        elif changed:
+            for r in window_results:
+                replaced[r] = ()
+            placed.sort(key=lambda entry: entry[0])
+            after = (index, (*(piece for _, piece in placed), *moved, *synthetic))
+    reported = _reported(reading.notes.get(index), decided)
+    if not rewritten and not replaced and after is None and not reported:
+        return None
+    calls = (
+        tuple((slot.call.ref, slot.out.ref) for place, slot in enumerate(slots) if place not in dropped)
+        if rewritten
+        else None
+    )
+    return _TurnPlan(turn=index, calls=calls, replaced=tuple(replaced.items()), after=after, repairs=reported)
 
-    def view(self, messages: Sequence[object], prior: set[int] | None) -> ToolTurnView:
-        """The repairs in report order, and the wire list they give (``messages`` itself when there are none)."""
-        repairs: list[ToolTurnRepair] = []
-        for index in sorted(self.forms):
-            forms = self.forms[index]
-            turn = self.units[index]
-            before = (
-                prior is not None
-                and isinstance(turn, Turn)
-                and any(id(item) in prior for item in messages[turn.position : turn.position + len(turn.items)])
-            )
-            repairs.extend(
-                ToolTurnRepair(
-                    form=form,
-                    tool_call_ids=tuple(forms[form, kind]),
-                    before_run=before and form == "missing_result",
-                    call_kind=kind,
-                )
-                for form in _TURN_FORM_ORDER
-                for kind in CALL_KINDS
-                if (form, kind) in forms
-            )
-        if self.orphans:
-            repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(self.orphans)))
-        repairs.extend(
-            ToolTurnRepair(form=form, tool_call_ids=tuple(ids), call_kind=kind)
-            for (form, kind), ids in self.refused.items()
+
+def _reported(read: _Notes | None, decided: _Notes) -> _Reported:
+    """A turn's repairs in report order: per form (``_TURN_FORM_ORDER``) and kind of call, its ids.
+
+    The ids reading restored come first, then those the decision did.
+    """
+    if not decided:
+        if read is None:
+            return ()
+        notes = read
+    elif read is None:
+        notes = decided
+    else:
+        notes = {key: {**read.get(key, {}), **decided.get(key, {})} for key in {**read, **decided}}
+    ranked = sorted((key for key in notes if key in _REPORT_RANK), key=_REPORT_RANK.__getitem__)
+    return tuple((form, kind, tuple(notes[form, kind])) for form, kind in ranked)
+
+
+def _write(
+    adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[object], prior: set[int] | None
+) -> ToolTurnView:
+    """The repairs in report order, and the wire list the plan gives (``messages`` itself when there are none).
+
+    Reads the plan only: nothing here decides what a turn becomes.
+    """
+    repairs: list[ToolTurnRepair] = []
+    for turn_plan in plan.turns:
+        if not turn_plan.repairs:
+            continue
+        turn = view.units[turn_plan.turn]
+        before = (
+            prior is not None
+            and isinstance(turn, Turn)
+            and any(id(item) in prior for item in messages[turn.position : turn.position + len(turn.items)])
         )
-        if not repairs:
-            return ToolTurnView(messages=messages, repairs=())
-        return ToolTurnView(messages=self.adapter.write(self._emit(messages)), repairs=tuple(repairs))
+        repairs.extend(
+            ToolTurnRepair(form=form, tool_call_ids=ids, before_run=before and form == "missing_result", call_kind=kind)
+            for form, kind, ids in turn_plan.repairs
+        )
+    if plan.orphans:
+        repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=plan.orphans))
+    repairs.extend(ToolTurnRepair(form=form, tool_call_ids=ids, call_kind=kind) for form, kind, ids in plan.marked)
+    if not repairs:
+        return ToolTurnView(messages=messages, repairs=())
+    return ToolTurnView(messages=adapter.write(_emit(adapter, view, plan, messages)), repairs=tuple(repairs))
 
-    def _emit(self, messages: Sequence[object]) -> Emitted:
-        """Every unit in order: replaced where decided, each followed by what is written after it."""
-        adapter, units, kinds, sources = self.adapter, self.units, self.kinds, self.sources
-        at, after = self.at, self.after
-        out = Emitted()
-        items, item_kinds, item_sources = out.items, out.kinds, out.sources
 
-        def whole(written: Sequence[object]) -> None:
-            """Whole wire items, as they are written."""
-            items.extend(written)
-            item_kinds.extend([OTHER] * len(written))
-            item_sources.extend([None] * len(written))
+def _emit(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[object]) -> Emitted:
+    """Every unit in order: replaced where the plan says, each followed by what the plan writes after it."""
+    units, sources = view.units, view.sources
+    at: dict[int, tuple[_Piece, ...]] = dict.fromkeys(plan.left_out, ())
+    after: dict[int, tuple[_Piece, ...]] = {}
+    written: dict[int, tuple[tuple[object, object], ...]] = {}
+    for turn_plan in plan.turns:
+        at.update(turn_plan.replaced)
+        if turn_plan.after is not None:
+            after[turn_plan.after[0]] = turn_plan.after[1]
+        if turn_plan.calls is not None:
+            written[turn_plan.turn] = turn_plan.calls
+    out = Emitted()
+    items, item_kinds, item_sources = out.items, out.kinds, out.sources
 
-        for index, kind in enumerate(kinds):
-            pieces = at.get(index) if at else None
-            if pieces is not None:
-                if not pieces and kind in (OTHER, REPLY):
-                    out.breaks.add(len(items))
-                for piece_kind, item, source in pieces:
-                    items.append(item)
-                    item_kinds.append(piece_kind)
-                    item_sources.append(source)
-            elif kind in (OTHER, REPLY):
-                items.append(units[index])
-                item_kinds.append(OTHER)
-                item_sources.append(None)
-            elif kind == CLEAN:
-                clean = units[index]
-                assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
-                whole(messages[clean.position : clean.end])
-            elif kind == TURN:
-                turn = units[index]
-                assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
-                if index in self.rewritten:
-                    pairs = [(slot.call.ref, slot.out.ref) for slot in self.slots_of[index] if not slot.dropped]
-                    whole(adapter.write_turn(turn.items, turn.position, pairs, trailing=turn.trailing))
-                else:
-                    whole(turn.items)
-            else:
-                items.append(units[index])
-                item_kinds.append(kind)
-                item_sources.append(sources.get(index))
-            if index in after:
-                for piece_kind, item, source in after[index]:
-                    items.append(item)
-                    item_kinds.append(piece_kind)
-                    item_sources.append(source)
-        return out
+    def whole(wire: Sequence[object]) -> None:
+        """Whole wire items, as they are written."""
+        items.extend(wire)
+        item_kinds.extend([OTHER] * len(wire))
+        item_sources.extend([None] * len(wire))
+
+    for index, kind in enumerate(view.kinds):
+        pieces = at.get(index) if at else None
+        if pieces is not None:
+            if not pieces and kind in (OTHER, REPLY):
+                out.breaks.add(len(items))
+            for piece_kind, item, source in pieces:
+                items.append(item)
+                item_kinds.append(piece_kind)
+                item_sources.append(source)
+        else:
+            match kind:
+                case "other" | "reply":
+                    items.append(units[index])
+                    item_kinds.append(OTHER)
+                    item_sources.append(None)
+                case "clean":
+                    clean = units[index]
+                    assert isinstance(clean, Clean)  # noqa: S101 - the kind says so; narrows for the type checker
+                    whole(messages[clean.position : clean.end])
+                case "turn":
+                    turn = units[index]
+                    assert isinstance(turn, Turn)  # noqa: S101 - the kind says so; narrows for the type checker
+                    calls = written.get(index)
+                    if calls is None:
+                        whole(turn.items)
+                    else:
+                        whole(adapter.write_turn(turn.items, turn.position, calls, trailing=turn.trailing))
+                case "result" | "part":
+                    items.append(units[index])
+                    item_kinds.append(kind)
+                    item_sources.append(sources.get(index))
+                case _:
+                    assert_never(kind)
+        if index in after:
+            for piece_kind, item, source in after[index]:
+                items.append(item)
+                item_kinds.append(piece_kind)
+                item_sources.append(source)
+    return out

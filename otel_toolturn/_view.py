@@ -13,7 +13,8 @@ outcome back. The view knows no wire format; the law knows no lane.
   untouched — it ends the window in which a result may still move up to its call;
 - a clean turn (``Clean``): a turn and the results right after it, read as one unit with no per-call
   objects, when the lane tells from the wire fields alone that the law has nothing to restore on it
-  (its calls distinct and well-formed, exactly one result per call right after it, nothing to move);
+  (its calls distinct, exactly one result per call right after it, nothing to move; the law asks
+  whether the API accepts its ids);
 - anything else, carried untouched as the wire item itself.
 
 Also here, because every lane needs them: the interrupted-close texts, and ``field`` / ``replace`` /
@@ -25,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple, Protocol
+from typing import Final, Literal, NamedTuple, Protocol
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._vocab import CallKind, Lane, RepairForm
@@ -178,17 +179,19 @@ class Turn:
     is rewritten."""
 
 
-OTHER: Final = 0
+UnitKind = Literal["other", "turn", "result", "part", "reply", "clean"]
+"""What a unit of the view is (``View.kinds``, ``Emitted.kinds``); each has its constant below."""
+OTHER: Final = "other"
 """A unit carried untouched: the wire item itself."""
-TURN: Final = 1
+TURN: Final = "turn"
 """A unit that is a ``Turn``."""
-RESULT: Final = 2
+RESULT: Final = "result"
 """A unit that is one recorded result's wire object (a block, a message or an item)."""
-PART: Final = 3
+PART: Final = "part"
 """A unit that is a run of a message's non-result blocks (Anthropic), as a tuple."""
-REPLY: Final = 4
+REPLY: Final = "reply"
 """A unit carried untouched that the model produced (an assistant message without calls): the wire item itself."""
-CLEAN: Final = 5
+CLEAN: Final = "clean"
 """A unit that is a ``Clean`` turn with its results."""
 
 
@@ -196,10 +199,11 @@ class Clean:
     """A turn the lane read as clean, with its results: carried untouched unless a later unit reaches it.
 
     The lane reads a turn this way only when, from the wire fields alone, the law has nothing to restore
-    on it: its calls carry distinct ids the API accepts, nothing is marked on its items, and the wire
-    items right after it hold exactly one result per call and nothing else. What the lane cannot see
-    from there — a later result answering one of its calls, or (unique-id lanes) an id an earlier turn
-    already used — the law finds; the list is then read again with the turn in full (``read(full=...)``).
+    on it: its calls carry distinct ids, nothing is marked on its items, and the wire items right after
+    it hold exactly one result per call and nothing else. What the lane does not look at — an id the API
+    refuses (``fits_ids``, asked by the law once over every clean turn's ids), a later result answering
+    one of its calls, or (unique-id lanes) an id an earlier turn already used — the law finds; the list
+    is then read again with the turn in full (``read(full=...)``).
     """
 
     __slots__ = ("end", "ids", "position")
@@ -224,7 +228,7 @@ class View:
     """
 
     units: list[object] = dataclasses.field(default_factory=list)
-    kinds: list[int] = dataclasses.field(default_factory=list)
+    kinds: list[UnitKind] = dataclasses.field(default_factory=list)
     ids: dict[int, str | None] = dataclasses.field(default_factory=dict)
     sources: dict[int, object] = dataclasses.field(default_factory=dict)
     refused: dict[int, Mark] = dataclasses.field(default_factory=dict)
@@ -252,7 +256,7 @@ class Emitted:
     """
 
     items: list[object] = dataclasses.field(default_factory=list)
-    kinds: list[int] = dataclasses.field(default_factory=list)
+    kinds: list[UnitKind] = dataclasses.field(default_factory=list)
     sources: list[object] = dataclasses.field(default_factory=list)
     breaks: set[int] = dataclasses.field(default_factory=set)
     """Where a unit the law left out (``View.refused``) stood: the index in ``items`` of what followed it. A lane
@@ -356,8 +360,12 @@ class LaneAdapter(Protocol):
     def rename_result(self, result: object, new_id: str) -> object:
         """A copy of the result's wire object answering ``new_id``."""
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the API accepts ``call_id`` as a call id (Anthropic: ``^[a-zA-Z0-9_-]+$``)."""
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether the API accepts every one of ``call_ids`` (non-empty: ids are read so) as a call id.
+
+        Asked once per list, over the ids of its ``Clean`` turns, and once per turn read in full (Anthropic: each
+        matches ``^[a-zA-Z0-9_-]+$``; Chat: each is at most 40 characters long); one id is asked as a list of one.
+        """
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """A deterministic id for ``call_id`` (a later reuse, or one the API refuses) that fits and is not taken."""
@@ -371,7 +379,7 @@ class LaneAdapter(Protocol):
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A result the model had not seen when it answered, as a unit the lane accepts where it stands.
 
         Not a result any more: text naming the call (``in_place_heading``), then every byte of the

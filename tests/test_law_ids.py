@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
-from otel_toolturn._view import TakenIds, field
-from otel_toolturn.lanes import bedrock_converse
+from otel_toolturn._view import LaneAdapter, TakenIds, field
+from otel_toolturn._vocab import LANES
+from otel_toolturn.lanes import DIALECT_ADAPTERS, adapter_for, bedrock_converse
 from otel_toolturn.lanes._common import derive_id
 from tests.test_law_properties import _check, transcripts
 from tests.transcripts import A, Event, R, U, build, c
@@ -168,3 +169,28 @@ def test_chat_a_reused_id_that_fits_is_kept_as_chat_accepts_it() -> None:
     view = ensure_tool_turn_invariants(items, lane="openai.chat_completions")
     assert view.repairs == ()
     assert view.messages is items
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(DIALECT_ADAPTERS.items()) + [(lane, adapter_for(lane, None)) for lane in LANES]),
+    st.lists(st.sampled_from([*LONG_IDS, "D681PevKs", "x7Yq0Lm2Z", "D681PevK", "a.b", "tool_é"]), max_size=5),
+)
+def test_a_turn_fits_exactly_when_each_of_its_ids_fits_alone(case: tuple[str, LaneAdapter], ids: list[str]) -> None:
+    """Every lane and dialect asks its id rule once over a turn's ids: that answers as the ids asked one by one."""
+    _, adapter = case
+    assert adapter.fits_ids(ids) == all(adapter.fits_ids([call_id]) for call_id in ids)
+
+
+def test_chat_a_refused_id_in_a_clean_turn_renames_that_turn_alone() -> None:
+    """Chat: among clean turns, the one whose id is over 40 characters is renamed; the others stay the same objects."""
+    long_id = "x" * 41
+    items = build(
+        "openai.chat_completions",
+        [U("q"), A(c("c1")), R("c1", "a"), A(c(long_id)), R(long_id, "b"), A(c("c2")), R("c2", "c")],
+    )
+    view = ensure_tool_turn_invariants(items, lane="openai.chat_completions")
+    assert [(r.form, r.tool_call_ids) for r in view.repairs] == [("invalid_id", (long_id,))]
+    assert isinstance(view.messages, list)
+    assert [m is i for m, i in zip(view.messages, items, strict=True)] == [True, True, True, False, False, True, True]
+    assert _written_ids("openai.chat_completions", view.messages) == ["c1", "c1", "x" * 40, "x" * 40, "c2", "c2"]

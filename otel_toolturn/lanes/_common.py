@@ -147,15 +147,19 @@ def derive_id(call_id: str, taken: TakenIds, *, pattern_safe: bool, limit: int |
             return candidate
 
 
-def fits_anthropic_id(call_id: str) -> bool:
-    """Whether ``call_id`` matches Anthropic's tool id pattern ``^[a-zA-Z0-9_-]+$``.
+def fits_anthropic_ids(call_ids: Sequence[str]) -> bool:
+    """Whether every one of ``call_ids`` (each non-empty) matches Anthropic's tool id pattern ``^[a-zA-Z0-9_-]+$``.
 
-    An ASCII identifier (``toolu_01A…``, the usual id) fits without the pattern being run.
+    The pattern is a class of characters, so it is checked once, over the ids joined; an ASCII
+    identifier (``toolu_01A…``, the usual id) fits without the pattern being run.
 
-    >>> [fits_anthropic_id(i) for i in ("toolu_01A", "call-7", "9x", "functions.lookup:0", "tool_é")]
+    >>> [fits_anthropic_ids([i]) for i in ("toolu_01A", "call-7", "9x", "functions.lookup:0", "tool_é")]
     [True, True, True, False, False]
+    >>> fits_anthropic_ids(["toolu_01A", "call-7"]), fits_anthropic_ids(["toolu_01A", "a.b"])
+    (True, False)
     """
-    return (call_id.isascii() and call_id.isidentifier()) or _ANTHROPIC_ID.search(call_id) is None
+    joined = "".join(call_ids)
+    return (joined.isascii() and joined.isidentifier()) or _ANTHROPIC_ID.search(joined) is None
 
 
 def role_of(message: object) -> object:

@@ -10,6 +10,8 @@ a list the SDK sends as it is given, and instructions may stand in it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from otel_toolturn._view import TakenIds, field
 from otel_toolturn.lanes import request_parts
 from otel_toolturn.lanes._common import derive_id
@@ -34,11 +36,12 @@ class AdapterDefaults:
     """Whether a conversation's opening is read past the transcript's leading system / developer messages."""
 
     id_limit: int | None = None
-    """The longest call id the API accepts (``None``: any non-empty string), for ``fits_id`` and ``derive_id``."""
+    """The longest call id the API accepts (``None``: any non-empty string), for ``fits_ids`` and ``derive_id``."""
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id is at most ``id_limit`` characters long."""
-        return self.id_limit is None or len(call_id) <= self.id_limit
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id is at most ``id_limit`` characters long (the limit read once for the ids)."""
+        limit = self.id_limit
+        return limit is None or max(map(len, call_ids), default=0) <= limit
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, cut to at most ``id_limit`` characters."""

@@ -33,6 +33,7 @@ from otel_toolturn._view import (
     Mark,
     TakenIds,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -48,7 +49,7 @@ from otel_toolturn.lanes._common import (
     call_id_of,
     delivered_parts,
     derive_id,
-    fits_anthropic_id,
+    fits_anthropic_ids,
     fold_contents,
     interrupted,
     is_list,
@@ -84,7 +85,7 @@ class AnthropicMessages(AdapterDefaults):
         """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
         Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
-        turn whose ``tool_use`` blocks end the message, with distinct ids that fit the pattern, followed by
+        turn whose ``tool_use`` blocks end the message, with distinct ids, followed by
         a user message of exactly one ``tool_result`` per call, is read with that message as ``Clean``.
         """
         view = View()
@@ -189,9 +190,9 @@ class AnthropicMessages(AdapterDefaults):
         """The ``tool_result`` block answering ``new_id``."""
         return replace(result, tool_use_id=new_id)
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id matches ``^[a-zA-Z0-9_-]+$``."""
-        return fits_anthropic_id(call_id)
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id matches ``^[a-zA-Z0-9_-]+$``."""
+        return fits_anthropic_ids(call_ids)
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, fitting ``^[a-zA-Z0-9_-]+$``, cut to at most 64 characters."""
@@ -218,7 +219,7 @@ class AnthropicMessages(AdapterDefaults):
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks.
 
         A block a user message holds (text, image, document, search result) is kept as it is; any other
@@ -237,7 +238,7 @@ class AnthropicMessages(AdapterDefaults):
         the law left out stood.
         """
         wire: list[object] = []
-        run: list[tuple[int, object, object]] = []
+        run: list[tuple[UnitKind, object, object]] = []
         breaks = out.breaks
         for index, (item, kind, source) in enumerate(zip(out.items, out.kinds, out.sources, strict=True)):
             if breaks and run and index in breaks:
@@ -321,10 +322,10 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
 
     They are the user messages from ``start`` that hold only ``tool_result`` blocks, exactly one per call;
-    the ids must be distinct and fit the pattern.
+    the ids must be distinct.
     """
     expected = set(ids)
-    if len(expected) != len(ids) or not fits_anthropic_id("".join(ids)):
+    if len(expected) != len(ids):
         return 0
     position, stop = start, len(messages)
     while expected and position < stop:
@@ -383,13 +384,13 @@ def _name(call: object) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _unit_blocks(kind: int, item: object) -> list[object]:
+def _unit_blocks(kind: UnitKind, item: object) -> list[object]:
     if kind == PART and is_list(item):
         return list(item)
     return [item]
 
 
-def _flush(run: list[tuple[int, object, object]], wire: list[object]) -> None:
+def _flush(run: list[tuple[UnitKind, object, object]], wire: list[object]) -> None:
     """One run of result and part units as user messages: one API turn, so its results lead (stable order)."""
     run.sort(key=lambda unit: unit[0] != RESULT)
     fresh: list[object] = []
@@ -519,7 +520,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             kind = field(block, "type")
             if kind == "tool_use":
                 call_id = field(block, "id")
-                if not isinstance(call_id, str) or not call_id or not fits_anthropic_id(call_id):
+                if not isinstance(call_id, str) or not call_id or not fits_anthropic_ids((call_id,)):
                     violations.append(
                         Violation(
                             position=pos,

@@ -51,6 +51,7 @@ from otel_toolturn._view import (
     Emitted,
     TakenIds,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -145,7 +146,7 @@ class BedrockConverse(AdapterDefaults):
         Each ``toolResult`` of a user message is a result and its other block runs are parts; a message whose
         last block is a result ends with an empty part, so a later message's results are never in place beside
         them, and ``write`` sees where the message stood if all of them go. A turn whose calls end the message
-        (``reasoningContent`` and ``cachePoint`` aside), with distinct ids that fit, followed by a user
+        (``reasoningContent`` and ``cachePoint`` aside), with distinct ids, followed by a user
         message that opens with exactly one ``toolResult`` per call and holds no other, is ``Clean``.
         """
         view = View()
@@ -238,9 +239,9 @@ class BedrockConverse(AdapterDefaults):
         """The ``toolResult`` block answering ``new_id``."""
         return replace(result, toolResult=replace(_result(result), toolUseId=new_id))
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id matches ``[a-zA-Z0-9_.:-]+`` in 1 to 64 characters."""
-        return fits_id(call_id)
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id matches ``[a-zA-Z0-9_.:-]+`` in 1 to 64 characters."""
+        return all(map(fits_id, call_ids))
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``<id>_<n>``, of ``[a-zA-Z0-9_-]``, cut to at most 64 characters."""
@@ -286,7 +287,7 @@ class BedrockConverse(AdapterDefaults):
             return replace(results[0], toolResult=replace(inner, content=blocks, status="error"))
         return replace(results[0], toolResult=replace(inner, content=blocks))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """The result as blocks of the user message it stood in: a text naming the call, then its content.
 
         A leading text shares the heading's block; an ``image``, ``document``, ``video``, ``searchResult``
@@ -319,7 +320,7 @@ class BedrockConverse(AdapterDefaults):
     def write(self, out: Emitted) -> list[object]:
         """Assistant messages as they are; what stands between two of them as one user message (see the module)."""
         wire: list[object] = []
-        segment: list[tuple[int, object, object]] = []
+        segment: list[tuple[UnitKind, object, object]] = []
         for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
             if kind == OTHER and _role(item) == "assistant":
                 _flush(segment, wire, last=False)
@@ -412,10 +413,10 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the clean results of the call ids ``ids`` end (``start + 1``); ``0``: the turn is not clean.
 
     The message at ``start`` is a user message that opens with exactly one ``toolResult`` per call, then
-    holds no other result (the user's text, a ``cachePoint``, may follow them); the ids are distinct and fit.
+    holds no other result (the user's text, a ``cachePoint``, may follow them); the ids are distinct.
     """
     expected = set(ids)
-    if start >= len(messages) or len(expected) != len(ids) or not all(map(_ID.fullmatch, ids)):
+    if start >= len(messages) or len(expected) != len(ids):
         return 0
     message = messages[start]
     if type(message) is dict:
@@ -469,14 +470,14 @@ def _name(block: object) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _blocks_of(kind: int, item: object) -> list[object]:
+def _blocks_of(kind: UnitKind, item: object) -> list[object]:
     """The blocks a unit puts in a user message: a part's blocks, or the result block itself."""
     if kind == PART and is_list(item):
         return list(item)
     return [item]
 
 
-def _as_sent(segment: list[tuple[int, object, object]]) -> list[object] | None:
+def _as_sent(segment: list[tuple[UnitKind, object, object]]) -> list[object] | None:
     """The segment's messages when every one comes back as it was sent; ``None`` when the law changed any."""
     messages: list[object] = []
     index = 0
@@ -510,7 +511,7 @@ def _same(a: object, b: object) -> bool:
     return a is b
 
 
-def _flush(segment: list[tuple[int, object, object]], wire: list[object], *, last: bool) -> None:
+def _flush(segment: list[tuple[UnitKind, object, object]], wire: list[object], *, last: bool) -> None:
     """What stands between two assistant messages (``last``: after the last one), as the wire takes it."""
     if not segment:
         return

@@ -73,6 +73,7 @@ from otel_toolturn._view import (
     Emitted,
     Mark,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -426,7 +427,7 @@ class GeminiGenerateContent(AdapterDefaults):
             return {**first, spelled: inner}
         return replace(first, function_response=replace(data, response={key: joined}))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A text part, in the content the result stood in: a line naming the call, then the result's text."""
         payload = _payload(result)
         error = isinstance(payload, Mapping) and "error" in payload
@@ -444,7 +445,7 @@ class GeminiGenerateContent(AdapterDefaults):
         come back the same, in order, is that content object.
         """
         wire: list[object] = []
-        run: list[tuple[int, object, object]] = []
+        run: list[tuple[UnitKind, object, object]] = []
         anchor: object = None
         for item, kind, source in zip(out.items, out.kinds, out.sources, strict=True):
             if kind == OTHER:
@@ -655,13 +656,13 @@ def _user_content(parts: list[object], template: object, anchor: object) -> obje
     return _with_parts(replace(anchor, role="user", parts=[]), parts, None)
 
 
-def _unit_parts(kind: int, item: object) -> list[object]:
+def _unit_parts(kind: UnitKind, item: object) -> list[object]:
     if kind == PART and isinstance(item, tuple):
         return list(item)
     return [item]
 
 
-def _flush(run: list[tuple[int, object, object]], anchor: object, wire: list[object]) -> None:
+def _flush(run: list[tuple[UnitKind, object, object]], anchor: object, wire: list[object]) -> None:
     """One run of result and part units as user contents (see ``write``); ``anchor``: the content before it."""
     results = [(item, source) for kind, item, source in run if kind == RESULT]
     batch_sources = [source for _, source in results if source is not None]

@@ -13,7 +13,7 @@ Reading, writing and the law are the Chat lane's (``openai_chat``); the lane sta
   a turn whose calls and ``tool`` messages do not pair up (a call with no ``tool`` message, a second one
   for a call, a ``tool`` message answering no call before it).
 
->>> ADAPTER.fits_id("call_search"), ADAPTER.fits_id("D681PevKs")
+>>> ADAPTER.fits_ids(["call_search"]), ADAPTER.fits_ids(["D681PevKs", "x7Yq0Lm2Z"])
 (False, True)
 """
 
@@ -29,8 +29,9 @@ from otel_toolturn._vocab import Dialect
 from otel_toolturn.lanes._common import is_list, role_of
 from otel_toolturn.lanes.openai_chat import OpenAIChat
 
-_ID: Final = re.compile(r"[a-zA-Z0-9]{9}")
-"""The call ids Mistral's API accepts (matched whole)."""
+_ID_LENGTH: Final = 9
+_ID_CHARACTERS: Final = re.compile(r"[a-zA-Z0-9]*")
+"""With ``_ID_LENGTH``, the call ids Mistral's API accepts (``^[a-zA-Z0-9]{9}$``), matched over a turn's ids joined."""
 _DIGITS: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 COUNT_WORDS: Final = "Not the same number of function calls and responses"
 """Mistral's refusal of a turn whose calls and ``tool`` messages do not pair up."""
@@ -63,9 +64,11 @@ class MistralChat(OpenAIChat):
 
     dialect: Dialect | None = "mistral"
 
-    def fits_id(self, call_id: str) -> bool:
-        """Whether the id is exactly nine letters and digits."""
-        return len(call_id) == 9 and _ID.fullmatch(call_id) is not None
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
+        """Whether every id is exactly nine letters and digits."""
+        return all(len(call_id) == _ID_LENGTH for call_id in call_ids) and (
+            _ID_CHARACTERS.fullmatch("".join(call_ids)) is not None
+        )
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:
         """``hashed_id`` of the id, the first attempt not in ``taken``."""
@@ -96,7 +99,7 @@ class MistralChat(OpenAIChat):
             violations.extend(
                 Violation(position=position, rule="invalid_tool_call_id", message=id_words(call_id))
                 for call_id in ids
-                if isinstance(call_id, str) and not self.fits_id(call_id)
+                if isinstance(call_id, str) and not self.fits_ids((call_id,))
             )
         violations.sort(key=lambda violation: violation.position)
         return violations

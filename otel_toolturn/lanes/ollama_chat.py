@@ -139,9 +139,9 @@ class OllamaChat(OpenAIChat):
             kinds.append(REPLY if role == "assistant" else OTHER)
         return view
 
-    def fits_id(self, call_id: str) -> bool:
+    def fits_ids(self, call_ids: Sequence[str]) -> bool:
         """Every key fits: Ollama has no id pattern."""
-        del call_id  # no pattern to fit
+        del call_ids  # no pattern to fit
         return True
 
     def derive_id(self, call_id: str, taken: TakenIds) -> str:

@@ -8,7 +8,7 @@ kept. Legacy ``function_call`` / role ``function`` messages pass through untouch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
@@ -23,6 +23,7 @@ from otel_toolturn._view import (
     Clean,
     Emitted,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -60,27 +61,21 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
     return calls
 
 
-def _read_calls(
-    messages: Sequence[object], position: int, calls: Sequence[object], fits: Callable[[str], bool]
-) -> tuple[list[str], int]:
+def _read_calls(messages: Sequence[object], position: int, calls: Sequence[object]) -> tuple[list[str], int]:
     """The ids of the assistant message's tool ``calls``, and where its clean turn ends (``0``: it is not clean).
 
-    The turn is clean when its ids are distinct and ``fits`` them (the API accepts them), and the messages
-    right after it are exactly one ``tool`` message per call. A call without a readable id is rejected,
-    naming where.
+    The turn is clean when its ids are distinct and the messages right after it are exactly one ``tool``
+    message per call. A call without a readable id is rejected, naming where.
     """
     call_ids: list[str] = []
-    fit = True
     for call in calls:
         call_id = call.get("id") if type(call) is dict else None
         if type(call_id) is not str or not call_id:
             call_id = call_id_of(call, "id", position, "tool call")
-        if not fits(call_id):
-            fit = False
         call_ids.append(call_id)
     expected = set(call_ids)
     end = position + 1 + len(call_ids)
-    if not fit or end > len(messages) or len(expected) != len(call_ids):
+    if end > len(messages) or len(expected) != len(call_ids):
         return call_ids, 0
     for at in range(position + 1, end):
         message = messages[at]
@@ -127,7 +122,7 @@ class OpenAIChat(AdapterDefaults):
                 if tool_calls is not None and type(tool_calls) is not list:
                     tool_calls = _tool_calls(message, position)
                 if tool_calls:
-                    call_ids, end = _read_calls(messages, position, tool_calls, self.fits_id)
+                    call_ids, end = _read_calls(messages, position, tool_calls)
                     if end and position not in full:
                         units.append(Clean(position, call_ids, end))
                         view.clean_ids.extend(call_ids)
@@ -190,7 +185,7 @@ class OpenAIChat(AdapterDefaults):
             return {"role": "tool", "tool_call_id": field(first, "tool_call_id"), "content": content}
         return replace(first, content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A user message: a line naming the call, then the ``tool`` message's content.
 
         A string content follows the line in one string; parts a user message holds (text, image,

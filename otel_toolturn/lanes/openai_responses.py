@@ -50,6 +50,7 @@ from otel_toolturn._view import (
     Emitted,
     Mark,
     Turn,
+    UnitKind,
     View,
     Violation,
     field,
@@ -305,12 +306,11 @@ def _read_run(messages: Sequence[object], first: int, seen: set[str]) -> tuple[i
 def _clean_turn(messages: Sequence[object], first: int, seen: set[str]) -> Clean | None:
     """The run of call items from ``first`` (a call or a reasoning item) with its outputs, as one ``Clean`` unit.
 
-    ``None``: it is not clean. Clean: the run (call items, and reasoning ahead of a call) ends at a call,
-    its call ids are distinct, and the items right after it are exactly one output item per call, each
-    answering one of them by an id the API accepts; no item ``id`` of the run or its outputs repeats
-    another or one of ``seen`` (the item ids so far). Then ``_read_run`` reads the same run with nothing
-    marked, and ``seen`` gains the ids; otherwise ``seen`` is left as it was. Run and outputs are read in
-    one pass.
+    ``None``: it is not clean. Clean: the run (call items, and reasoning ahead of a call) ends at a call, its call
+    ids are distinct, and the items right after it are exactly one output item per call, each answering one of them;
+    no item ``id`` of the run or its outputs repeats another or one of ``seen`` (the item ids so far). Then
+    ``_read_run`` reads the same run with nothing marked, and ``seen`` gains the ids; otherwise ``seen`` is left as
+    it was. Run and outputs are read in one pass.
     """
     call_ids: list[str] = []  # the run's, in order
     answered: list[str] = []  # the call ids the outputs after the run answer, in order
@@ -335,8 +335,8 @@ def _clean_turn(messages: Sequence[object], first: int, seen: set[str]) -> Clean
                 continue
             if run_end != index:
                 return None  # reasoning after the last call
-        if kind not in OUTPUT_TYPES or type(call_id) is not str or len(call_id) > ID_LIMIT:
-            return None  # each call's id is one output's: checking the outputs' lengths checks the calls'
+        if kind not in OUTPUT_TYPES or type(call_id) is not str:
+            return None
         answered.append(call_id)
         if len(answered) == len(call_ids):
             break
@@ -560,7 +560,7 @@ class OpenAIResponses(AdapterDefaults):
             return _Screenshots(first, tuple(results[1:]))
         return replace(first, output=fold_contents(outputs, _input_text))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[int, object]:
+    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
         """A user message item: a line naming the call, then the output.
 
         Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
