@@ -118,7 +118,6 @@ through untouched.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -139,13 +138,8 @@ from otel_toolturn._view import (
     UnitKind,
     View,
 )
-from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Dialect, Lane, RepairForm
+from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Dialect, Lane, RepairForm, unreachable
 from otel_toolturn.lanes import adapter_for, listed
-
-if sys.version_info >= (3, 11):
-    from typing import assert_never
-else:  # pragma: no cover - Python 3.10
-    from typing_extensions import assert_never
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
 
@@ -392,7 +386,7 @@ class _Attribution:
                 case "other" | "part":
                     adjacent = -1
                 case _:
-                    assert_never(kind)
+                    raise unreachable(kind)
 
     def _derived(self, call_ids: Sequence[str], taken: TakenIds) -> list[tuple[RepairForm, str | None]] | None:
         """The unique-id rule on one turn's distinct call ids, in call order; ``taken`` gains what the turn uses.
@@ -715,7 +709,7 @@ def _emit(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[obje
                     item_kinds.append(kind)
                     item_sources.append(sources.get(index))
                 case _:
-                    assert_never(kind)
+                    raise unreachable(kind)
         if index in after:
             for piece_kind, item, source in after[index]:
                 items.append(item)

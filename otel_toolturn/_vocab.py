@@ -40,7 +40,7 @@ its keys are the whole vocabulary.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Final, Literal, get_args
+from typing import Final, Literal, NoReturn, get_args
 
 Lane = Literal[
     "anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content", "bedrock.converse"
@@ -109,3 +109,11 @@ REPLY_FORMATS: Final[tuple[ReplyFormat, ...]] = get_args(ReplyFormat)
 
 DemoTelemetry = Literal["console", "otlp", "none"]
 """Where ``otel-toolturn demo`` sends its telemetry (its ``--telemetry`` choices)."""
+
+
+def unreachable(value: NoReturn) -> AssertionError:
+    """The error an exhaustive ``match`` raises past its last case: ``raise`` it with the value matched.
+
+    The type checker proves no value reaches it, as ``typing.assert_never`` (which Python 3.10 lacks) does.
+    """
+    return AssertionError(f"unhandled value {value!r}")

@@ -34,9 +34,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NoReturn
 
-from otel_toolturn._vocab import Lane
+from otel_toolturn._vocab import Lane, unreachable
 from otel_toolturn.handoff._close import DeferredHandBack, TurnMarks, TurnScope
 from otel_toolturn.handoff._texts import handoff_resume_text
 from otel_toolturn.handoff._wire import as_messages, assistant_message, is_plain_assistant, user_message
@@ -45,10 +44,6 @@ ResponseFormat = Callable[[object], object]
 """The caller's structured output type as a validator: returns the parsed value, or raises
 ``ValueError`` / ``TypeError`` when the value does not match (``pydantic.TypeAdapter(T).validate_python``
 is one; a pydantic ``ValidationError`` is a ``ValueError``)."""
-
-
-def _never(value: NoReturn) -> NoReturn:
-    raise AssertionError(f"unhandled value {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -291,7 +286,7 @@ def apply_end_turn_decision(
             record = TurnEnded(ended=True, return_value=decision.return_value)
             return EndTurnApplied(messages=ended, turn_ended=record, enclosing=enclosing)
         case _:
-            _never(decision)
+            raise unreachable(decision)
 
 
 def run_end_turn_step(
