@@ -27,13 +27,11 @@ of 14); the attribute sets come prebuilt (``Labels``); the span's context is bui
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import Protocol, cast
 
 import wrapt
@@ -44,15 +42,14 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
-from otel_toolturn._view import field
 from otel_toolturn._vocab import Lane, ReplyFormat
 from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, REPLY_FORMAT_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
-from otel_toolturn.instrument._telemetry import Attributes, Telemetry
-from otel_toolturn.lanes import adapter_for
+from otel_toolturn.instrument._request_telemetry import record_request
+from otel_toolturn.instrument._telemetry import Attributes, CallSink, Telemetry
 from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
 
 
@@ -81,45 +78,6 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
-
-
-def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, AttributeValue]:
-    """The conventions' ``gen_ai.request.*`` parameters the request carries (``names.REQUEST_PARAMETERS``).
-
-    Numbers as they are (a boolean is no number), stop sequences as a list of strings (one string: a list
-    of one), the choice count only when it is not 1; anything else is left out. A dotted setting is read
-    field by field (``inferenceConfig.maxTokens``: the ``maxTokens`` of the ``inferenceConfig`` setting).
-    """
-    found: dict[str, AttributeValue] = {}
-    setting = adapter_for(lane).setting  # ``compose.request_field``, the lane read once
-    for key, outer, inner in _settings_of(lane):
-        if key in found:
-            continue
-        value = setting(kwargs, outer)
-        for name in inner:
-            value = None if value is None else field(value, name)
-        if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
-            stops = [value] if isinstance(value, str) else value
-            if isinstance(stops, (list, tuple)) and stops and all(isinstance(s, str) for s in stops):
-                found[key] = tuple(str(s) for s in stops)
-        elif (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and (key != names.GEN_AI_REQUEST_CHOICE_COUNT or value != 1)
-        ):
-            found[key] = value
-    return found
-
-
-@cache
-def _settings_of(lane: Lane) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """``names.REQUEST_PARAMETERS`` of ``lane``, each setting split at its dots: its attribute, setting, fields."""
-    return tuple((key, *_split(setting)) for key, setting in names.REQUEST_PARAMETERS[lane])
-
-
-def _split(setting: str) -> tuple[str, tuple[str, ...]]:
-    outer, *inner = setting.split(".")
-    return outer, tuple(inner)
 
 
 def handoff_tool_shown(name: str) -> str:
@@ -312,6 +270,25 @@ class CallRecord:
         tel = self.telemetry
         tel.events(span, name, batch, self.span_context() if span is not None and tel.logs else None)
 
+    def _sink(self) -> CallSink:
+        """Where this call's request and response telemetry goes, as its span stands now."""
+        return CallSink(
+            telemetry=self.telemetry,
+            lane=self.lane,
+            labels=self._labels,
+            events=self._events,
+            own_span=self.owns_span or self._pending is not None,
+        )
+
+    def _attributes(self) -> dict[str, AttributeValue]:
+        """The dict a recording fills with span attributes: the held ones of our own span, else a new one."""
+        return {} if self._held is None else self._held
+
+    def _set_attributes(self, attributes: dict[str, AttributeValue]) -> None:
+        """Set ``attributes`` filled by a recording on the span now, unless they are held for our own span's end."""
+        if attributes is not self._held:
+            self.telemetry.set_attributes(self.span, attributes)
+
     @contextmanager
     def current(self) -> Iterator[None]:
         """While the request is sent: make this call's own span the current span (if it has one)."""
@@ -326,105 +303,10 @@ class CallRecord:
 
     # --- request ---------------------------------------------------------------------------------
     def request(self, decision: Decision, receipt: Receipt) -> None:
-        """Record what the request hook decided: repairs (which repeat), tools withheld, the receipt, a prefix change.
-
-        ``toolturn.repairs`` gets every repair; ``toolturn.breaks`` only those no earlier request
-        of the conversation made (``receipt.repeats``).
-        """
-        tel = self.telemetry
-        labels = self._labels
-        tel.add(names.REQUESTS, 1, labels.requests)
-        for failure in receipt.failures:
-            tel.error("request", failure)
-        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
-        view = decision.view
-        if view is not None:
-            tel.law_duration(decision.law_seconds, labels.base)
-            repairs = view.repairs
-            lossy = False
-            forms: tuple[str, ...] = ()
-            if repairs:
-                lane = self.lane
-                batch: list[Attributes] = []
-                points: dict[tuple[str, bool], int] = {}
-                breaks: dict[tuple[str, bool], int] = {}
-                repeats = receipt.repeats
-                for index, repair in enumerate(repairs):
-                    form, repair_lossy = repair.form, repair.lossy
-                    repeat = index < len(repeats) and repeats[index]
-                    batch.append(
-                        {
-                            names.REPAIR_FORM: form,
-                            names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
-                            names.REPAIR_LOSSY: repair_lossy,
-                            names.REPAIR_BEFORE_RUN: repair.before_run,
-                            names.REPAIR_CALL_KIND: repair.call_kind,
-                            names.REPAIR_REPEAT: repeat,
-                            names.LANE: lane,
-                        }
-                    )
-                    points[form, repair_lossy] = points.get((form, repair_lossy), 0) + 1
-                    if not repeat:
-                        breaks[form, repair_lossy] = breaks.get((form, repair_lossy), 0) + 1
-                    lossy = lossy or repair_lossy
-                self._events(names.EVENT_REPAIR, batch)
-                for (point_form, point_lossy), count in points.items():
-                    tel.add(
-                        names.REPAIRS,
-                        count,
-                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
-                    )
-                for (point_form, point_lossy), count in breaks.items():
-                    tel.add(
-                        names.BREAKS,
-                        count,
-                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
-                    )
-                forms = tuple(dict.fromkeys(point_form for point_form, _ in points))
-                if lossy:
-                    tel.add(names.LOSSY_PROJECTIONS, 1, labels.base)
-            attributes[names.REPAIRS_COUNT] = len(repairs)
-            attributes[names.REPAIRS_FORMS] = forms
-            attributes[names.REPAIRS_LOSSY] = lossy
-        change = receipt.prefix_change
-        if change is not None:
-            self._event(
-                names.EVENT_PREFIX_CHANGE,
-                {
-                    names.PREFIX_CHANGE_POSITION: change.position,
-                    names.PREFIX_CHANGE_CAUSE: change.cause,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.PREFIX_CHANGES, 1, labels.with_((names.PREFIX_CHANGE_CAUSE, change.cause)))
-        withheld = decision.withheld
-        if withheld is not None:
-            self._event(
-                names.EVENT_TOOLS_WITHHELD,
-                {
-                    names.TOOLS_WITHHELD_REASON: withheld,
-                    names.TOOLS_WITHHELD_APPLIED: decision.withheld_applied,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
-        if self.owns_span or self._pending is not None:
-            attributes.update(request_parameters(self.lane, decision.kwargs))
-        if receipt.system_fingerprints:
-            attributes[names.FINGERPRINT_SYSTEM] = receipt.system_fingerprints
-        if receipt.tools_fingerprint is not None:
-            attributes[names.FINGERPRINT_TOOLS] = receipt.tools_fingerprint
-        if receipt.prefix_fingerprint is not None:
-            attributes[names.FINGERPRINT_PREFIX] = receipt.prefix_fingerprint
-        if tel.options.max_tool_rounds:
-            attributes[names.MAX_TOOL_ROUNDS_SEEN] = decision.tool_rounds
-        if receipt.system_prompt:
-            attributes[names.SYSTEM_PROMPT] = receipt.system_prompt
-            if self.owns_span or self._pending is not None:
-                parts = [{"type": "text", "content": receipt.system_prompt}]
-                attributes[names.GEN_AI_SYSTEM_INSTRUCTIONS] = json.dumps(parts, ensure_ascii=False)
-        if attributes is not self._held:
-            tel.set_attributes(self.span, attributes)
+        """Record what the request hook decided and what went out (``_request_telemetry``)."""
+        attributes = self._attributes()
+        record_request(self._sink(), decision, receipt, attributes)
+        self._set_attributes(attributes)
 
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:
