@@ -1,10 +1,13 @@
 """One provider call's telemetry: its span, what the request hook decided, what the response told.
 
-Role: the recording half. Reads a request's ``Decision`` and ``Receipt`` and a ``StreamReport``
-(from the stream observers, never decided here) and emits the contract's span attributes, events and metric
-points. ``finish`` ends the call exactly once, whichever path gets there first: the response
-read, the stream exhausted, ``break``/``close()``/context exit, an exception, or the stream
-being collected unread.
+Role: the recording half's call record: the span's life. ``CallRecord`` owns, adopts or waits for
+the call's span, makes it current while the request is sent, feeds a stream's observer, and decides
+where what is recorded goes (held for our own span's end, or set on another owner's span at once).
+What a request's ``Decision`` and ``Receipt`` turn into is ``_request_telemetry``'s; what a response's
+``StreamReport`` (from the stream observers, never decided here) turns into is
+``_response_telemetry``'s: both emit through the record's ``CallSink``. ``finish`` ends the call
+exactly once, whichever path gets there first: the response read, the stream exhausted,
+``break``/``close()``/context exit, an exception, or the stream being collected unread.
 
 The span: one GenAI inference span ``chat {model}`` (CLIENT) per call, made current while the
 request is sent. The patches make a call's record only when the SDK sends it (``_pending``), in
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol, cast
@@ -43,14 +45,14 @@ from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
 from otel_toolturn._vocab import Lane, ReplyFormat
-from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, REPLY_FORMAT_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
 from otel_toolturn.instrument._request_telemetry import record_request
+from otel_toolturn.instrument._response_telemetry import record_report, response_attributes, usage_tokens
 from otel_toolturn.instrument._telemetry import Attributes, CallSink, Telemetry
-from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
+from otel_toolturn.streams import StreamObserver, StreamReport, closed_by_caller
 
 
 class _ObserverFor(Protocol):
@@ -78,19 +80,6 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
-
-
-def handoff_tool_shown(name: str) -> str:
-    """A tool name as the handoff events carry it: control characters replaced, at most ``HANDOFF_TOOL_MAX_LENGTH``.
-
-    A control character (C0, DEL, C1) becomes U+FFFD; a name longer than the limit keeps its first
-    ``HANDOFF_TOOL_MAX_LENGTH - 1`` characters and ends with ``…``.
-    """
-    limit = names.HANDOFF_TOOL_MAX_LENGTH
-    long = len(name) > limit
-    kept = name[: limit - 1] if long else name
-    shown = "".join("\ufffd" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in kept)
-    return shown + "\u2026" if long else shown
 
 
 class CallRecord:
@@ -258,9 +247,6 @@ class CallRecord:
         for name, attributes in pending:
             self._events(name, (attributes,))
 
-    def _event(self, name: str, attributes: Attributes) -> None:
-        self._events(name, (attributes,))
-
     def _events(self, name: str, batch: Sequence[Attributes]) -> None:
         """One event per attribute set of ``batch`` (held while the record waits for the SDK's span)."""
         if self._pending is not None:
@@ -368,166 +354,16 @@ class CallRecord:
             self.telemetry.error("stream", exc)
 
     def report(self, report: StreamReport) -> None:
-        """Record one response's report: GenAI response attributes, drops, ends, substitutions, transformations."""
-        tel = self.telemetry
-        labels = self._labels
-        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
-        if self.owns_span or self._pending is not None:
-            if report.response_id is not None:
-                attributes[names.GEN_AI_RESPONSE_ID] = report.response_id
-            if report.finish_reasons:
-                attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] = report.finish_reasons
-            usage = report.usage
-            self._tokens = []
-            if usage.input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
-                self._tokens.append((names.TOKEN_TYPE_INPUT, usage.input_tokens))
-            if usage.output_tokens is not None:
-                attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
-                self._tokens.append((names.TOKEN_TYPE_OUTPUT, usage.output_tokens))
-            if usage.cache_read_input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
-            if usage.cache_creation_input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_creation_input_tokens
+        """Record one response's report: its span attributes, then its events and points (``_response_telemetry``)."""
+        sink = self._sink()
+        if sink.own_span:
+            self._tokens = usage_tokens(report.usage)
             if report.response_model is not None:
-                attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
                 self._response_model = report.response_model
-        if report.torn:
-            attributes[names.STREAM_TORN] = True
-        elif report.closed_early:
-            attributes[names.STREAM_CLOSED_EARLY] = True
-            attributes[names.STREAM_CLOSED_EARLY_UNFINISHED] = report.unfinished.count if report.unfinished else 0
-        if attributes is not self._held:
-            tel.set_attributes(self.span, attributes)
-        for drop in report.drops:
-            self._event(
-                names.EVENT_STREAM_DROP,
-                {
-                    names.STREAM_DROP_CAUSE: drop.cause,
-                    names.STREAM_DROP_COUNT: drop.count,
-                    names.STREAM_DROP_IDS: drop.call_ids,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.STREAM_DROPS, drop.count, labels.with_((names.STREAM_DROP_CAUSE, drop.cause)))
-        ignored = report.ends_ignored
-        if ignored is not None:
-            self._event(
-                names.EVENT_STREAM_END_IGNORED,
-                {
-                    names.STREAM_END_STATEMENT: ignored.statement,
-                    names.STREAM_END_WORD: ignored.word,
-                    names.STREAM_END_COUNT: ignored.count,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(
-                names.STREAM_ENDS_IGNORED, ignored.count, labels.with_((names.STREAM_END_STATEMENT, ignored.statement))
-            )
-        if report.torn:
-            self._event(names.EVENT_STREAM_TORN, {names.LANE: self.lane})
-            tel.add(names.STREAM_TORN_COUNT, 1, labels.base)
-        if report.substituted_model is not None:
-            self._event(
-                names.EVENT_RESPONSE_MODEL,
-                {
-                    names.RESPONSE_MODEL_REQUESTED: report.requested_model or self.requested_model or "",
-                    names.RESPONSE_MODEL_REPORTED: report.substituted_model,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.MODEL_SUBSTITUTIONS, 1, labels.base)
-        repetition = report.repetition
-        if repetition.cut is not None or repetition.spared:
-            hits = ([(repetition.cut, True)] if repetition.cut is not None else []) + [
-                (hit, False) for hit in repetition.spared
-            ]
-            for hit, cut in hits:
-                self._event(
-                    names.EVENT_REPETITION,
-                    {
-                        names.REPETITION_RULE: hit.rule,
-                        names.REPETITION_DEPTH: hit.depth,
-                        names.REPETITION_CUT: cut,
-                        names.LANE: self.lane,
-                    },
-                )
-        if report.input_transformations:
-            self._input_transformations(report.input_transformations)
-        if report.calls:
-            self.calls_seen(report.calls)
-
-    def _input_transformations(self, transformations: tuple[InputTransformation, ...]) -> None:
-        """What the provider changed in the request: one event each (its strings as sent), one point per label set.
-
-        The counter's type and reason are the closed-set labels (``other`` outside them); the path
-        is never a label.
-        """
-        lane = self.lane
-        self._events(
-            names.EVENT_INPUT_TRANSFORMATION,
-            [
-                {
-                    names.INPUT_TRANSFORMATION_TYPE: transformation.type,
-                    names.INPUT_TRANSFORMATION_REASON: transformation.reason,
-                    names.INPUT_TRANSFORMATION_PATH: transformation.path,
-                    names.LANE: lane,
-                }
-                for transformation in transformations
-            ],
-        )
-        points = Counter((t.type_label, t.reason_label) for t in transformations)
-        for (type_label, reason_label), count in points.items():
-            self.telemetry.add(
-                names.INPUT_TRANSFORMATIONS,
-                count,
-                self._labels.with_(
-                    (names.INPUT_TRANSFORMATION_TYPE, type_label), (names.INPUT_TRANSFORMATION_REASON, reason_label)
-                ),
-            )
-
-    def calls_seen(self, calls: tuple[StreamedCall, ...]) -> None:
-        """The hook point where a response's whole calls are seen: handoff events are emitted here.
-
-        A call is a handoff call when ``matching_pattern`` finds its ``handoff_tools`` pattern (the
-        handoff package's own rule): each gives a ``toolturn.handoff`` event and a counter point
-        labelled with the pattern it matched. A response with more than one gives, before those,
-        one ``toolturn.handoff.refused`` event and counter point. Tool names reach events only,
-        through ``handoff_tool_shown``.
-        """
-        patterns = self.telemetry.options.handoff_tools
-        if not patterns or not calls:
-            return
-        try:
-            handoffs = [
-                (call, pattern) for call in calls if (pattern := matching_pattern(call.name, patterns)) is not None
-            ]
-            if len(handoffs) > 1:
-                self._event(
-                    names.EVENT_HANDOFF_REFUSED,
-                    {
-                        names.HANDOFF_COUNT: len(handoffs),
-                        names.HANDOFF_TOOL: tuple(handoff_tool_shown(c.name) for c, _ in handoffs),
-                        names.HANDOFF_PATTERN: tuple(pattern for _, pattern in handoffs),
-                        names.HANDOFF_CALL_ID: tuple(c.call_id for c, _ in handoffs),
-                        names.LANE: self.lane,
-                    },
-                )
-                self.telemetry.add(names.HANDOFFS_REFUSED, 1, self._labels.base)
-            for call, pattern in handoffs:
-                self._event(
-                    names.EVENT_HANDOFF,
-                    {
-                        names.HANDOFF_TOOL: handoff_tool_shown(call.name),
-                        names.HANDOFF_PATTERN: pattern,
-                        names.HANDOFF_CALL_ID: call.call_id,
-                        names.LANE: self.lane,
-                    },
-                )
-            for pattern, count in Counter(pattern for _, pattern in handoffs).items():
-                self.telemetry.add(names.HANDOFFS, count, self._labels.with_((names.HANDOFF_PATTERN, pattern)))
-        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self.telemetry.error("handoff", exc)
+        attributes = self._attributes()
+        response_attributes(report, attributes, own_span=sink.own_span)
+        self._set_attributes(attributes)
+        record_report(sink, report, requested_model=self.requested_model)
 
     # --- the end ---------------------------------------------------------------------------------
     def finish(self, error: BaseException | None = None, *, caller_closed: bool = False) -> None:
