@@ -383,11 +383,7 @@ class CallRecord:
             self._finishing = True
             observer, self.observer = self.observer, None
         if observer is not None:
-            try:
-                report = observer.finish()
-                self.report(closed_by_caller(report) if caller_closed else report)
-            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                self.telemetry.error("stream", exc)
+            self._report_stream(observer, caller_closed=caller_closed)
         if self._pending is not None:
             self._own_span()
         with self._lock:
@@ -395,15 +391,7 @@ class CallRecord:
             held, self._stashed_end = self._stashed_end, None
         span = self.span
         if span is not None and self.owns_span:
-            attributes = self._held
-            if self._first_chunk_ns and attributes is not None:
-                seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
-                attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
-            if error is not None:
-                attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
-            if attributes:
-                self.telemetry.set_attributes(span, attributes)
-        if span is not None and self.owns_span:
+            self._last_attributes(span, error)
             self._client_metrics(error)
         try:
             if span is not None and self.owns_span:
@@ -414,6 +402,25 @@ class CallRecord:
                 held[0].end(held[1])
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
+
+    def _report_stream(self, observer: StreamObserver, *, caller_closed: bool) -> None:
+        """Record the report of the stream ``observer`` watched (guarded); see ``finish`` for ``caller_closed``."""
+        try:
+            report = observer.finish()
+            self.report(closed_by_caller(report) if caller_closed else report)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self.telemetry.error("stream", exc)
+
+    def _last_attributes(self, span: Span, error: BaseException | None) -> None:
+        """Our own span's held attributes, its time to first chunk and its error type, set in one call."""
+        attributes = self._held
+        if self._first_chunk_ns and attributes is not None:
+            seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
+            attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
+        if error is not None:
+            attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
+        if attributes:
+            self.telemetry.set_attributes(span, attributes)
 
     def _client_metrics(self, error: BaseException | None) -> None:
         """The conventions' client metrics for a call on a span of our own: its duration, and its tokens."""
