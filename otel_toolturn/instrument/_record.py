@@ -1,10 +1,13 @@
 """One provider call's telemetry: its span, what the request hook decided, what the response told.
 
-Role: the recording half. Reads a request's ``Decision`` and ``Receipt`` and a ``StreamReport``
-(from the stream observers, never decided here) and emits the contract's span attributes, events and metric
-points. ``finish`` ends the call exactly once, whichever path gets there first: the response
-read, the stream exhausted, ``break``/``close()``/context exit, an exception, or the stream
-being collected unread.
+Role: the recording half's call record: the span's life. ``CallRecord`` owns, adopts or waits for
+the call's span, makes it current while the request is sent, feeds a stream's observer, and decides
+where what is recorded goes (held for our own span's end, or set on another owner's span at once).
+What a request's ``Decision`` and ``Receipt`` turn into is ``_request_telemetry``'s; what a response's
+``StreamReport`` (from the stream observers, never decided here) turns into is
+``_response_telemetry``'s: both emit through the record's ``CallSink``. ``finish`` ends the call
+exactly once, whichever path gets there first: the response read, the stream exhausted,
+``break``/``close()``/context exit, an exception, or the stream being collected unread.
 
 The span: one GenAI inference span ``chat {model}`` (CLIENT) per call, made current while the
 request is sent. The patches make a call's record only when the SDK sends it (``_pending``), in
@@ -27,13 +30,10 @@ of 14); the attribute sets come prebuilt (``Labels``); the span's context is bui
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import Protocol, cast
 
 import wrapt
@@ -44,16 +44,15 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 import otel_toolturn.streams
-from otel_toolturn._view import field
 from otel_toolturn._vocab import Lane, ReplyFormat
-from otel_toolturn.handoff import matching_pattern
 from otel_toolturn.instrument import _others as others
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import NAMES_OF, REPLY_FORMAT_OF, Provider, ProviderName
 from otel_toolturn.instrument._request import Decision, Receipt
-from otel_toolturn.instrument._telemetry import Attributes, Telemetry
-from otel_toolturn.lanes import adapter_for
-from otel_toolturn.streams import InputTransformation, StreamedCall, StreamObserver, StreamReport, closed_by_caller
+from otel_toolturn.instrument._request_telemetry import record_request
+from otel_toolturn.instrument._response_telemetry import record_report, response_attributes, usage_tokens
+from otel_toolturn.instrument._telemetry import Attributes, CallSink, Telemetry
+from otel_toolturn.streams import StreamObserver, StreamReport, closed_by_caller
 
 
 class _ObserverFor(Protocol):
@@ -81,58 +80,6 @@ def _observer_for() -> _ObserverFor | None:
 def _check_response() -> _CheckResponse | None:
     """The whole-response check, when the streams package provides it (read at each call)."""
     return cast("_CheckResponse | None", getattr(otel_toolturn.streams, "check_response", None))
-
-
-def request_parameters(lane: Lane, kwargs: dict[str, object]) -> dict[str, AttributeValue]:
-    """The conventions' ``gen_ai.request.*`` parameters the request carries (``names.REQUEST_PARAMETERS``).
-
-    Numbers as they are (a boolean is no number), stop sequences as a list of strings (one string: a list
-    of one), the choice count only when it is not 1; anything else is left out. A dotted setting is read
-    field by field (``inferenceConfig.maxTokens``: the ``maxTokens`` of the ``inferenceConfig`` setting).
-    """
-    found: dict[str, AttributeValue] = {}
-    setting = adapter_for(lane).setting  # ``compose.request_field``, the lane read once
-    for key, outer, inner in _settings_of(lane):
-        if key in found:
-            continue
-        value = setting(kwargs, outer)
-        for name in inner:
-            value = None if value is None else field(value, name)
-        if key == names.GEN_AI_REQUEST_STOP_SEQUENCES:
-            stops = [value] if isinstance(value, str) else value
-            if isinstance(stops, (list, tuple)) and stops and all(isinstance(s, str) for s in stops):
-                found[key] = tuple(str(s) for s in stops)
-        elif (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and (key != names.GEN_AI_REQUEST_CHOICE_COUNT or value != 1)
-        ):
-            found[key] = value
-    return found
-
-
-@cache
-def _settings_of(lane: Lane) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """``names.REQUEST_PARAMETERS`` of ``lane``, each setting split at its dots: its attribute, setting, fields."""
-    return tuple((key, *_split(setting)) for key, setting in names.REQUEST_PARAMETERS[lane])
-
-
-def _split(setting: str) -> tuple[str, tuple[str, ...]]:
-    outer, *inner = setting.split(".")
-    return outer, tuple(inner)
-
-
-def handoff_tool_shown(name: str) -> str:
-    """A tool name as the handoff events carry it: control characters replaced, at most ``HANDOFF_TOOL_MAX_LENGTH``.
-
-    A control character (C0, DEL, C1) becomes U+FFFD; a name longer than the limit keeps its first
-    ``HANDOFF_TOOL_MAX_LENGTH - 1`` characters and ends with ``…``.
-    """
-    limit = names.HANDOFF_TOOL_MAX_LENGTH
-    long = len(name) > limit
-    kept = name[: limit - 1] if long else name
-    shown = "".join("\ufffd" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in kept)
-    return shown + "\u2026" if long else shown
 
 
 class CallRecord:
@@ -300,9 +247,6 @@ class CallRecord:
         for name, attributes in pending:
             self._events(name, (attributes,))
 
-    def _event(self, name: str, attributes: Attributes) -> None:
-        self._events(name, (attributes,))
-
     def _events(self, name: str, batch: Sequence[Attributes]) -> None:
         """One event per attribute set of ``batch`` (held while the record waits for the SDK's span)."""
         if self._pending is not None:
@@ -311,6 +255,25 @@ class CallRecord:
         span = self.span
         tel = self.telemetry
         tel.events(span, name, batch, self.span_context() if span is not None and tel.logs else None)
+
+    def _sink(self) -> CallSink:
+        """Where this call's request and response telemetry goes, as its span stands now."""
+        return CallSink(
+            telemetry=self.telemetry,
+            lane=self.lane,
+            labels=self._labels,
+            events=self._events,
+            own_span=self.owns_span or self._pending is not None,
+        )
+
+    def _attributes(self) -> dict[str, AttributeValue]:
+        """The dict a recording fills with span attributes: the held ones of our own span, else a new one."""
+        return {} if self._held is None else self._held
+
+    def _set_attributes(self, attributes: dict[str, AttributeValue]) -> None:
+        """Set ``attributes`` filled by a recording on the span now, unless they are held for our own span's end."""
+        if attributes is not self._held:
+            self.telemetry.set_attributes(self.span, attributes)
 
     @contextmanager
     def current(self) -> Iterator[None]:
@@ -326,105 +289,10 @@ class CallRecord:
 
     # --- request ---------------------------------------------------------------------------------
     def request(self, decision: Decision, receipt: Receipt) -> None:
-        """Record what the request hook decided: repairs (which repeat), tools withheld, the receipt, a prefix change.
-
-        ``toolturn.repairs`` gets every repair; ``toolturn.breaks`` only those no earlier request
-        of the conversation made (``receipt.repeats``).
-        """
-        tel = self.telemetry
-        labels = self._labels
-        tel.add(names.REQUESTS, 1, labels.requests)
-        for failure in receipt.failures:
-            tel.error("request", failure)
-        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
-        view = decision.view
-        if view is not None:
-            tel.law_duration(decision.law_seconds, labels.base)
-            repairs = view.repairs
-            lossy = False
-            forms: tuple[str, ...] = ()
-            if repairs:
-                lane = self.lane
-                batch: list[Attributes] = []
-                points: dict[tuple[str, bool], int] = {}
-                breaks: dict[tuple[str, bool], int] = {}
-                repeats = receipt.repeats
-                for index, repair in enumerate(repairs):
-                    form, repair_lossy = repair.form, repair.lossy
-                    repeat = index < len(repeats) and repeats[index]
-                    batch.append(
-                        {
-                            names.REPAIR_FORM: form,
-                            names.REPAIR_TOOL_CALL_IDS: repair.tool_call_ids,
-                            names.REPAIR_LOSSY: repair_lossy,
-                            names.REPAIR_BEFORE_RUN: repair.before_run,
-                            names.REPAIR_CALL_KIND: repair.call_kind,
-                            names.REPAIR_REPEAT: repeat,
-                            names.LANE: lane,
-                        }
-                    )
-                    points[form, repair_lossy] = points.get((form, repair_lossy), 0) + 1
-                    if not repeat:
-                        breaks[form, repair_lossy] = breaks.get((form, repair_lossy), 0) + 1
-                    lossy = lossy or repair_lossy
-                self._events(names.EVENT_REPAIR, batch)
-                for (point_form, point_lossy), count in points.items():
-                    tel.add(
-                        names.REPAIRS,
-                        count,
-                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
-                    )
-                for (point_form, point_lossy), count in breaks.items():
-                    tel.add(
-                        names.BREAKS,
-                        count,
-                        labels.with_((names.REPAIR_FORM, point_form), (names.REPAIR_LOSSY, point_lossy)),
-                    )
-                forms = tuple(dict.fromkeys(point_form for point_form, _ in points))
-                if lossy:
-                    tel.add(names.LOSSY_PROJECTIONS, 1, labels.base)
-            attributes[names.REPAIRS_COUNT] = len(repairs)
-            attributes[names.REPAIRS_FORMS] = forms
-            attributes[names.REPAIRS_LOSSY] = lossy
-        change = receipt.prefix_change
-        if change is not None:
-            self._event(
-                names.EVENT_PREFIX_CHANGE,
-                {
-                    names.PREFIX_CHANGE_POSITION: change.position,
-                    names.PREFIX_CHANGE_CAUSE: change.cause,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.PREFIX_CHANGES, 1, labels.with_((names.PREFIX_CHANGE_CAUSE, change.cause)))
-        withheld = decision.withheld
-        if withheld is not None:
-            self._event(
-                names.EVENT_TOOLS_WITHHELD,
-                {
-                    names.TOOLS_WITHHELD_REASON: withheld,
-                    names.TOOLS_WITHHELD_APPLIED: decision.withheld_applied,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.TOOLS_WITHHELD, 1, labels.with_((names.TOOLS_WITHHELD_REASON, withheld)))
-        if self.owns_span or self._pending is not None:
-            attributes.update(request_parameters(self.lane, decision.kwargs))
-        if receipt.system_fingerprints:
-            attributes[names.FINGERPRINT_SYSTEM] = receipt.system_fingerprints
-        if receipt.tools_fingerprint is not None:
-            attributes[names.FINGERPRINT_TOOLS] = receipt.tools_fingerprint
-        if receipt.prefix_fingerprint is not None:
-            attributes[names.FINGERPRINT_PREFIX] = receipt.prefix_fingerprint
-        if tel.options.max_tool_rounds:
-            attributes[names.MAX_TOOL_ROUNDS_SEEN] = decision.tool_rounds
-        if receipt.system_prompt:
-            attributes[names.SYSTEM_PROMPT] = receipt.system_prompt
-            if self.owns_span or self._pending is not None:
-                parts = [{"type": "text", "content": receipt.system_prompt}]
-                attributes[names.GEN_AI_SYSTEM_INSTRUCTIONS] = json.dumps(parts, ensure_ascii=False)
-        if attributes is not self._held:
-            tel.set_attributes(self.span, attributes)
+        """Record what the request hook decided and what went out (``_request_telemetry``)."""
+        attributes = self._attributes()
+        record_request(self._sink(), decision, receipt, attributes)
+        self._set_attributes(attributes)
 
     # --- response --------------------------------------------------------------------------------
     def response(self, response: object) -> None:
@@ -486,166 +354,16 @@ class CallRecord:
             self.telemetry.error("stream", exc)
 
     def report(self, report: StreamReport) -> None:
-        """Record one response's report: GenAI response attributes, drops, ends, substitutions, transformations."""
-        tel = self.telemetry
-        labels = self._labels
-        attributes: dict[str, AttributeValue] = {} if self._held is None else self._held
-        if self.owns_span or self._pending is not None:
-            if report.response_id is not None:
-                attributes[names.GEN_AI_RESPONSE_ID] = report.response_id
-            if report.finish_reasons:
-                attributes[names.GEN_AI_RESPONSE_FINISH_REASONS] = report.finish_reasons
-            usage = report.usage
-            self._tokens = []
-            if usage.input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
-                self._tokens.append((names.TOKEN_TYPE_INPUT, usage.input_tokens))
-            if usage.output_tokens is not None:
-                attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
-                self._tokens.append((names.TOKEN_TYPE_OUTPUT, usage.output_tokens))
-            if usage.cache_read_input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_input_tokens
-            if usage.cache_creation_input_tokens is not None:
-                attributes[names.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_creation_input_tokens
+        """Record one response's report: its span attributes, then its events and points (``_response_telemetry``)."""
+        sink = self._sink()
+        if sink.own_span:
+            self._tokens = usage_tokens(report.usage)
             if report.response_model is not None:
-                attributes[names.GEN_AI_RESPONSE_MODEL] = report.response_model
                 self._response_model = report.response_model
-        if report.torn:
-            attributes[names.STREAM_TORN] = True
-        elif report.closed_early:
-            attributes[names.STREAM_CLOSED_EARLY] = True
-            attributes[names.STREAM_CLOSED_EARLY_UNFINISHED] = report.unfinished.count if report.unfinished else 0
-        if attributes is not self._held:
-            tel.set_attributes(self.span, attributes)
-        for drop in report.drops:
-            self._event(
-                names.EVENT_STREAM_DROP,
-                {
-                    names.STREAM_DROP_CAUSE: drop.cause,
-                    names.STREAM_DROP_COUNT: drop.count,
-                    names.STREAM_DROP_IDS: drop.call_ids,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.STREAM_DROPS, drop.count, labels.with_((names.STREAM_DROP_CAUSE, drop.cause)))
-        ignored = report.ends_ignored
-        if ignored is not None:
-            self._event(
-                names.EVENT_STREAM_END_IGNORED,
-                {
-                    names.STREAM_END_STATEMENT: ignored.statement,
-                    names.STREAM_END_WORD: ignored.word,
-                    names.STREAM_END_COUNT: ignored.count,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(
-                names.STREAM_ENDS_IGNORED, ignored.count, labels.with_((names.STREAM_END_STATEMENT, ignored.statement))
-            )
-        if report.torn:
-            self._event(names.EVENT_STREAM_TORN, {names.LANE: self.lane})
-            tel.add(names.STREAM_TORN_COUNT, 1, labels.base)
-        if report.substituted_model is not None:
-            self._event(
-                names.EVENT_RESPONSE_MODEL,
-                {
-                    names.RESPONSE_MODEL_REQUESTED: report.requested_model or self.requested_model or "",
-                    names.RESPONSE_MODEL_REPORTED: report.substituted_model,
-                    names.LANE: self.lane,
-                },
-            )
-            tel.add(names.MODEL_SUBSTITUTIONS, 1, labels.base)
-        repetition = report.repetition
-        if repetition.cut is not None or repetition.spared:
-            hits = ([(repetition.cut, True)] if repetition.cut is not None else []) + [
-                (hit, False) for hit in repetition.spared
-            ]
-            for hit, cut in hits:
-                self._event(
-                    names.EVENT_REPETITION,
-                    {
-                        names.REPETITION_RULE: hit.rule,
-                        names.REPETITION_DEPTH: hit.depth,
-                        names.REPETITION_CUT: cut,
-                        names.LANE: self.lane,
-                    },
-                )
-        if report.input_transformations:
-            self._input_transformations(report.input_transformations)
-        if report.calls:
-            self.calls_seen(report.calls)
-
-    def _input_transformations(self, transformations: tuple[InputTransformation, ...]) -> None:
-        """What the provider changed in the request: one event each (its strings as sent), one point per label set.
-
-        The counter's type and reason are the closed-set labels (``other`` outside them); the path
-        is never a label.
-        """
-        lane = self.lane
-        self._events(
-            names.EVENT_INPUT_TRANSFORMATION,
-            [
-                {
-                    names.INPUT_TRANSFORMATION_TYPE: transformation.type,
-                    names.INPUT_TRANSFORMATION_REASON: transformation.reason,
-                    names.INPUT_TRANSFORMATION_PATH: transformation.path,
-                    names.LANE: lane,
-                }
-                for transformation in transformations
-            ],
-        )
-        points = Counter((t.type_label, t.reason_label) for t in transformations)
-        for (type_label, reason_label), count in points.items():
-            self.telemetry.add(
-                names.INPUT_TRANSFORMATIONS,
-                count,
-                self._labels.with_(
-                    (names.INPUT_TRANSFORMATION_TYPE, type_label), (names.INPUT_TRANSFORMATION_REASON, reason_label)
-                ),
-            )
-
-    def calls_seen(self, calls: tuple[StreamedCall, ...]) -> None:
-        """The hook point where a response's whole calls are seen: handoff events are emitted here.
-
-        A call is a handoff call when ``matching_pattern`` finds its ``handoff_tools`` pattern (the
-        handoff package's own rule): each gives a ``toolturn.handoff`` event and a counter point
-        labelled with the pattern it matched. A response with more than one gives, before those,
-        one ``toolturn.handoff.refused`` event and counter point. Tool names reach events only,
-        through ``handoff_tool_shown``.
-        """
-        patterns = self.telemetry.options.handoff_tools
-        if not patterns or not calls:
-            return
-        try:
-            handoffs = [
-                (call, pattern) for call in calls if (pattern := matching_pattern(call.name, patterns)) is not None
-            ]
-            if len(handoffs) > 1:
-                self._event(
-                    names.EVENT_HANDOFF_REFUSED,
-                    {
-                        names.HANDOFF_COUNT: len(handoffs),
-                        names.HANDOFF_TOOL: tuple(handoff_tool_shown(c.name) for c, _ in handoffs),
-                        names.HANDOFF_PATTERN: tuple(pattern for _, pattern in handoffs),
-                        names.HANDOFF_CALL_ID: tuple(c.call_id for c, _ in handoffs),
-                        names.LANE: self.lane,
-                    },
-                )
-                self.telemetry.add(names.HANDOFFS_REFUSED, 1, self._labels.base)
-            for call, pattern in handoffs:
-                self._event(
-                    names.EVENT_HANDOFF,
-                    {
-                        names.HANDOFF_TOOL: handoff_tool_shown(call.name),
-                        names.HANDOFF_PATTERN: pattern,
-                        names.HANDOFF_CALL_ID: call.call_id,
-                        names.LANE: self.lane,
-                    },
-                )
-            for pattern, count in Counter(pattern for _, pattern in handoffs).items():
-                self.telemetry.add(names.HANDOFFS, count, self._labels.with_((names.HANDOFF_PATTERN, pattern)))
-        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            self.telemetry.error("handoff", exc)
+        attributes = self._attributes()
+        response_attributes(report, attributes, own_span=sink.own_span)
+        self._set_attributes(attributes)
+        record_report(sink, report, requested_model=self.requested_model)
 
     # --- the end ---------------------------------------------------------------------------------
     def finish(self, error: BaseException | None = None, *, caller_closed: bool = False) -> None:
@@ -665,11 +383,7 @@ class CallRecord:
             self._finishing = True
             observer, self.observer = self.observer, None
         if observer is not None:
-            try:
-                report = observer.finish()
-                self.report(closed_by_caller(report) if caller_closed else report)
-            except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-                self.telemetry.error("stream", exc)
+            self._report_stream(observer, caller_closed=caller_closed)
         if self._pending is not None:
             self._own_span()
         with self._lock:
@@ -677,15 +391,7 @@ class CallRecord:
             held, self._stashed_end = self._stashed_end, None
         span = self.span
         if span is not None and self.owns_span:
-            attributes = self._held
-            if self._first_chunk_ns and attributes is not None:
-                seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
-                attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
-            if error is not None:
-                attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
-            if attributes:
-                self.telemetry.set_attributes(span, attributes)
-        if span is not None and self.owns_span:
+            self._last_attributes(span, error)
             self._client_metrics(error)
         try:
             if span is not None and self.owns_span:
@@ -696,6 +402,25 @@ class CallRecord:
                 held[0].end(held[1])
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("span", exc)
+
+    def _report_stream(self, observer: StreamObserver, *, caller_closed: bool) -> None:
+        """Record the report of the stream ``observer`` watched (guarded); see ``finish`` for ``caller_closed``."""
+        try:
+            report = observer.finish()
+            self.report(closed_by_caller(report) if caller_closed else report)
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self.telemetry.error("stream", exc)
+
+    def _last_attributes(self, span: Span, error: BaseException | None) -> None:
+        """Our own span's held attributes, its time to first chunk and its error type, set in one call."""
+        attributes = self._held
+        if self._first_chunk_ns and attributes is not None:
+            seconds = max(0, self._first_chunk_ns - self._start_ns) / 1e9
+            attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = seconds
+        if error is not None:
+            attributes = {**(attributes or {}), names.ERROR_TYPE: type(error).__qualname__}
+        if attributes:
+            self.telemetry.set_attributes(span, attributes)
 
     def _client_metrics(self, error: BaseException | None) -> None:
         """The conventions' client metrics for a call on a span of our own: its duration, and its tokens."""

@@ -10,12 +10,17 @@ Tempo show these) and, when a logger provider is configured, as log records of t
 
 Metric attribute sets are built once per lane and provider (``Labels``) and shared by every call:
 OpenTelemetry copies what it is given, so a shared set is never mutated.
+
+What one call records goes out through its ``CallSink``: these instruments, the call's lane and
+label sets, and the call record's own events hook (which holds events while the record waits for
+the SDK's span).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
 from opentelemetry._logs import LoggerProvider, get_logger, get_logger_provider
@@ -224,3 +229,23 @@ class Telemetry:
                 span.set_attributes(attributes)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("span", exc)
+
+
+@dataclass(frozen=True, slots=True)
+class CallSink:
+    """Where one call's request and response telemetry goes (made by its ``CallRecord``).
+
+    ``events(name, batch)``: one event per attribute set, on the call's span (or held for it).
+    ``own_span``: the call's span is (or will be) otel-toolturn's own, so the conventions' own
+    request and response attributes go on it; another owner's span gets only the contract's.
+    """
+
+    telemetry: Telemetry
+    lane: Lane
+    labels: Labels
+    events: Callable[[str, Sequence[Attributes]], None]
+    own_span: bool
+
+    def event(self, name: str, attributes: Attributes) -> None:
+        """One event of ``name`` with ``attributes``."""
+        self.events(name, (attributes,))

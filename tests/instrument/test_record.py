@@ -1,4 +1,8 @@
-"""The recording half (``_record``, ``_telemetry``): one call's span, events, log records and metric points."""
+"""The recording half: one call's span, events, log records and metric points.
+
+``_record`` (the span's life), ``_request_telemetry`` and ``_response_telemetry`` (what a request and a
+response carry), ``_telemetry`` (the instruments).
+"""
 
 from __future__ import annotations
 
