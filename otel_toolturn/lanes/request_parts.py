@@ -74,6 +74,8 @@ def transcript_pieces(items: Sequence[object], *, key: str, start: int = 0) -> l
     """
     pieces: list[SystemPromptPiece] = []
     for index, item in enumerate(items, start):
+        if type(item) is dict and item.get("role") not in INSTRUCTION_ROLES:
+            continue  # not an instruction whatever its type (``is_instruction`` asks the role first)
         if is_instruction(item):
             pieces.extend(text_pieces(field(item, "content"), f"{key}.{index}"))
     return pieces
