@@ -11,9 +11,11 @@ instrumented after it wraps that copy too (``_patches``). Not here: OpenLLMetry'
 ``mistralai.models``, a module mistralai 2 and later no longer have, and huggingface_hub has no OpenLLMetry
 instrumentation (``-transformers`` wraps transformers' pipelines).
 
-Each real SDK sends a history whose second of two parallel tool calls has no result to the simulator: the simulator
-receives the repaired history, and exactly one GenAI inference span is exported for the request, the other
-instrumentation's, carrying otel-toolturn's lane and repair, whichever was instrumented first. Either one undone
+Each real SDK sends a history whose second of two parallel tool calls has no result to the simulator, through its
+client and its async client (``AsyncGroq``, ``ollama.AsyncClient``, ``AsyncClientV2``, ``azure.ai.inference.aio``),
+whole and streamed: the simulator receives the repaired history, and exactly one GenAI inference span is exported for
+the request, the other instrumentation's, carrying otel-toolturn's lane and repair, whichever was instrumented first;
+two async calls, in one task or in flight at once, get a span each. Either one undone
 leaves the other working, but for what the others' ``uninstrument`` does: wrapt's ``unwrap`` (and azure's
 ``_original``) takes off the outermost wrapper, so theirs undone from beneath ours takes ours; OpenLLMetry's ollama
 instrumentation wraps ``Client._request`` but unwraps ``Client.chat``, ours. Ours undone from beneath theirs leaves
@@ -22,8 +24,9 @@ theirs in place (``_patches.unpatch``).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -32,6 +35,7 @@ import groq
 import ollama
 import pytest
 from azure.ai.inference import ChatCompletionsClient
+from azure.ai.inference.aio import ChatCompletionsClient as AsyncChatCompletionsClient
 from azure.ai.inference.tracing import AIInferenceInstrumentor
 from azure.core.credentials import AzureKeyCredential
 from azure.core.exceptions import HttpResponseError
@@ -107,11 +111,43 @@ def _azure(sim: Simulator, messages: list[Any], *, stream: bool) -> None:
             assert list(response)
 
 
+async def _groq_async(sim: Simulator, messages: list[Any], *, stream: bool) -> None:
+    async with groq.AsyncGroq(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        response: Any = await client.chat.completions.create(model="model-a", messages=messages, stream=stream)
+        if stream:
+            assert [chunk async for chunk in response][-1].choices[0].finish_reason == "stop"
+
+
+async def _ollama_async(sim: Simulator, messages: list[Any], *, stream: bool) -> None:
+    async with ollama.AsyncClient(host=sim.base_url) as client:
+        response: Any = await client.chat(model="llama3.2", messages=messages, stream=stream)
+        if stream:
+            assert [part async for part in response][-1].done
+
+
+async def _cohere_async(sim: Simulator, messages: list[Any], *, stream: bool) -> None:
+    async with cohere.AsyncClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        if stream:
+            events = [event async for event in client.chat_stream(model="command-a-03-2025", messages=messages)]
+            assert events[-1].type == "message-end"
+        else:
+            await client.chat(model="command-a-03-2025", messages=messages)
+
+
+async def _azure_async(sim: Simulator, messages: list[Any], *, stream: bool) -> None:
+    endpoint, credential = f"{sim.base_url}/models", AzureKeyCredential("test-key")
+    async with AsyncChatCompletionsClient(endpoint=endpoint, credential=credential, retry_total=0) as client:
+        response: Any = await client.complete(messages=messages, model="model-a", stream=stream)
+        if stream:
+            assert [update async for update in response]
+
+
 @dataclass(frozen=True)
 class Sdk:
-    """One SDK: how it sends ``messages`` to the simulator, to which path, in which dialect, refused how unrepaired."""
+    """One SDK: how its client and async client send ``messages``, to which path, in which dialect, refused how."""
 
     send: Callable[..., None]
+    send_async: Callable[..., Awaitable[None]]
     messages: list[dict[str, object]]
     path: str
     refused: type[BaseException]
@@ -119,10 +155,10 @@ class Sdk:
 
 
 SDKS: Final = {
-    "groq": Sdk(_groq, CHAT, "/openai/v1/chat/completions", groq.BadRequestError),
-    "ollama": Sdk(_ollama, OLLAMA, "/api/chat", ollama.ResponseError, dialect="ollama"),
-    "cohere": Sdk(_cohere, CHAT, "/v2/chat", cohere.BadRequestError),
-    "azure": Sdk(_azure, CHAT, "/models/chat/completions", HttpResponseError),
+    "groq": Sdk(_groq, _groq_async, CHAT, "/openai/v1/chat/completions", groq.BadRequestError),
+    "ollama": Sdk(_ollama, _ollama_async, OLLAMA, "/api/chat", ollama.ResponseError, dialect="ollama"),
+    "cohere": Sdk(_cohere, _cohere_async, CHAT, "/v2/chat", cohere.BadRequestError),
+    "azure": Sdk(_azure, _azure_async, CHAT, "/models/chat/completions", HttpResponseError),
 }
 
 
@@ -275,6 +311,32 @@ def test_one_inference_span_per_request_with_the_repair_on_it(
     sdk = SDKS[OTHERS[other].sdk]
     messages = list(sdk.messages)
     sdk.send(sim, messages, stream=stream)
+    _one_repaired_inference_span(otel, sim, other, messages)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
+@pytest.mark.parametrize("other", sorted(OTHERS))
+async def test_the_async_client_gets_one_inference_span_per_request_with_the_repair_on_it(
+    beside: Beside,
+    otel: Otel,
+    sim: Simulator,
+    other: str,
+    *,
+    ours_first: bool,
+    stream: bool,
+) -> None:
+    """Through the async client: the repaired history is served; one inference span carries the repair."""
+    beside(other, ours_first)
+    sdk = SDKS[OTHERS[other].sdk]
+    messages = list(sdk.messages)
+    await sdk.send_async(sim, messages, stream=stream)
+    _one_repaired_inference_span(otel, sim, other, messages)
+
+
+def _one_repaired_inference_span(otel: Otel, sim: Simulator, other: str, messages: list[Any]) -> None:
+    """The repaired history was served for ``messages``; one inference span, the other's if it spans, repaired."""
+    sdk = SDKS[OTHERS[other].sdk]
     requests = [r for r in sim.requests if r.path == sdk.path]
     sent = checks.served_request(requests, messages, sdk.messages, dialect=sdk.dialect)
     assert len(sent) == len(sdk.messages) + 1  # the missing result, written in
@@ -296,6 +358,30 @@ def test_two_calls_in_a_row_each_get_their_own_span(beside: Beside, otel: Otel, 
     assert len(spans) == 2
     assert len({s.context.span_id for s in spans}) == 2
     for span in spans:
+        _repaired_on(span)
+
+
+@pytest.mark.parametrize("at_once", [False, True], ids=["in-a-row", "at-once"])
+@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
+@pytest.mark.parametrize("other", SPANNING)
+async def test_two_async_calls_each_get_their_own_span(
+    beside: Beside, otel: Otel, sim: Simulator, other: str, *, ours_first: bool, at_once: bool
+) -> None:
+    """Two async calls, streamed then plain, in one task or in flight at once in two: two spans, each repaired."""
+    beside(other, ours_first)
+    sdk = SDKS[OTHERS[other].sdk]
+    calls = [sdk.send_async(sim, list(sdk.messages), stream=stream) for stream in (True, False)]
+    if at_once:
+        await asyncio.gather(*calls)
+    else:
+        for call in calls:
+            await call
+    assert [r.status for r in sim.requests if r.path == sdk.path] == [200, 200]
+    spans = _inference_spans(otel)
+    assert len({s.context.span_id for s in spans}) == len(spans) == 2
+    for span in spans:
+        assert span.instrumentation_scope is not None
+        assert span.instrumentation_scope.name != names.INSTRUMENTATION_NAME
         _repaired_on(span)
 
 
