@@ -294,6 +294,7 @@ def _repaired_on(span: ReadableSpan) -> None:
     ]
 
 
+@pytest.mark.parametrize("client", ["sync", "async"])
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 @pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
 @pytest.mark.parametrize("other", sorted(OTHERS))
@@ -302,6 +303,7 @@ def test_one_inference_span_per_request_with_the_repair_on_it(
     otel: Otel,
     sim: Simulator,
     other: str,
+    client: str,
     *,
     ours_first: bool,
     stream: bool,
@@ -310,27 +312,10 @@ def test_one_inference_span_per_request_with_the_repair_on_it(
     beside(other, ours_first)
     sdk = SDKS[OTHERS[other].sdk]
     messages = list(sdk.messages)
-    sdk.send(sim, messages, stream=stream)
-    _one_repaired_inference_span(otel, sim, other, messages)
-
-
-@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
-@pytest.mark.parametrize("other", sorted(OTHERS))
-async def test_the_async_client_gets_one_inference_span_per_request_with_the_repair_on_it(
-    beside: Beside,
-    otel: Otel,
-    sim: Simulator,
-    other: str,
-    *,
-    ours_first: bool,
-    stream: bool,
-) -> None:
-    """Through the async client: the repaired history is served; one inference span carries the repair."""
-    beside(other, ours_first)
-    sdk = SDKS[OTHERS[other].sdk]
-    messages = list(sdk.messages)
-    await sdk.send_async(sim, messages, stream=stream)
+    if client == "sync":
+        sdk.send(sim, messages, stream=stream)
+    else:
+        asyncio.run(sdk.send_async(sim, messages, stream=stream))
     _one_repaired_inference_span(otel, sim, other, messages)
 
 
