@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -147,7 +147,7 @@ class Sdk:
     """One SDK: how its client and async client send ``messages``, to which path, in which dialect, refused how."""
 
     send: Callable[..., None]
-    send_async: Callable[..., Awaitable[None]]
+    send_async: Callable[..., Coroutine[Any, Any, None]]
     messages: list[dict[str, object]]
     path: str
     refused: type[BaseException]
