@@ -39,12 +39,13 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   ``with_raw_response`` (``RawV2Client``) is not patched.
 - azure-ai-inference: ``ChatCompletionsClient.complete`` of ``azure.ai.inference`` and of
   ``azure.ai.inference.aio`` (plain, ``stream=True``: the SDK's ``StreamingChatCompletions`` /
-  ``AsyncStreamingChatCompletions``; its responses and updates are its model objects, read as the wire's
-  JSON by ``as_dict``). A call by ``messages`` is decided; one by ``body`` (a whole payload, or bytes) passes by
-  unread. The SDK hands each HTTP request (each retry: azure-core's retry policy runs above it) to its
-  pipeline's transport runner, azure-core's ``_TransportRunner.send`` / ``_AsyncTransportRunner.send``:
-  its send hook. A ``TokenCredential`` fetches its token through a pipeline of its own while the call
-  runs, so a call records only the sends of its own client's runner (``PendingCall``'s ``sender``).
+  ``AsyncStreamingChatCompletions``; its responses and updates are its model objects, read as the wire's JSON
+  by ``as_dict``). A call by ``messages`` is decided, and so is one by ``body`` as a dict (the whole payload,
+  given by keyword or position: ``Target.payload``); a ``body`` of bytes or a file passes by unread. The SDK
+  hands each HTTP request (each retry: azure-core's retry policy runs above it) to its pipeline's transport
+  runner, azure-core's ``_TransportRunner.send`` / ``_AsyncTransportRunner.send``: its send hook. A
+  ``TokenCredential`` fetches its token through a pipeline of its own while the call runs, so a call records
+  only the sends of its own client's runner (``PendingCall``'s ``sender``).
 - ollama: ``Client.chat`` and ``AsyncClient.chat`` (``call_or_steps``): Ollama's native ``/api/chat``, its
   ``messages`` decided in the ``ollama`` dialect of the Chat lane and its responses read in Ollama's own
   format. Not streamed, the response; with ``stream=True`` a generator (async: a coroutine returning an async
@@ -105,7 +106,7 @@ from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, dialect_of, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
 from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_async_steps, watch_steps
-from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise
+from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise, payload_reads
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
@@ -139,6 +140,10 @@ class Target:
     """A call whose SDK sends other requests while it runs: only sends inside its ``gate`` target are its request."""
     positional: tuple[str, ...] = ()
     """The parameters a caller may pass by position, in order (read as keywords; the SDK is called with keywords)."""
+    payload: str | None = None
+    """The parameter that, when given, is the whole request the SDK sends as it is, its other request parameters
+    unused (azure-ai-inference's ``body``): a dict of it is the request read and decided, and the SDK is called
+    with the decided dict in its place; anything else there (bytes, a file) passes by unread."""
 
     def enabled(self, providers: tuple[Provider, ...]) -> bool:
         """Whether the options' ``providers`` ask for this target."""
@@ -336,6 +341,8 @@ TARGETS: Final[tuple[Target, ...]] = (
             lane=_CHAT,
             kind="call",
             is_async=is_async,
+            positional=("body",),
+            payload="body",
         )
         for module, is_async in (("azure.ai.inference._patch", False), ("azure.ai.inference.aio._patch", True))
     ),
@@ -632,8 +639,10 @@ def _materialised(telemetry: Telemetry, target: Target, kwargs: dict[str, object
 
 
 def _law_reads(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) -> bool:
-    """``law_reads``, guarded (a failure of its own: the call is not recorded)."""
+    """``law_reads`` (a call by ``payload``: ``payload_reads``), guarded (a failure of its own: not recorded)."""
     try:
+        if target.payload is not None and target.payload in kwargs:
+            return payload_reads(kwargs[target.payload], target.lane)
         return law_reads(kwargs, target.lane)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("request", exc)
@@ -643,11 +652,21 @@ def _law_reads(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) 
 def _decided(
     telemetry: Telemetry, target: Target, instance: object, kwargs: dict[str, Any]
 ) -> tuple[PendingCall | None, dict[str, Any]]:
-    """The call decided and pending, or ``None`` with the arguments to send unrecorded (as the SDK reads them)."""
+    """The call decided and pending (else ``None``), and the keyword arguments to call the SDK with.
+
+    A call by ``payload`` is decided on that dict, sent in its place; one the law cannot read is sent as it is.
+    """
+    payload = target.payload
+    if payload is not None and payload in kwargs:
+        if not _law_reads(telemetry, target, kwargs):
+            return None, kwargs
+        call = _begin(telemetry, target, instance, kwargs[payload])
+        return call, kwargs if call is None else {**kwargs, payload: call.kwargs}
     materialised = _materialised(telemetry, target, kwargs)
     if not materialised.readable:
         return None, materialised.kwargs
-    return _begin(telemetry, target, instance, materialised.kwargs), materialised.kwargs
+    call = _begin(telemetry, target, instance, materialised.kwargs)
+    return call, materialised.kwargs if call is None else call.kwargs
 
 
 def _keywords(target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -675,7 +694,7 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
         token = _INSIDE.set(True)
         try:
             with call.sending():
-                result = wrapped(*args, **call.kwargs)
+                result = wrapped(*args, **sent)
         except BaseException as exc:
             call.failed(exc)
             raise
@@ -697,7 +716,7 @@ def _steps_wrapper(target: Target) -> Callable[..., object]:
         call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
             return wrapped(*args, **sent)
-        return watch(wrapped(*args, **call.kwargs), call)
+        return watch(wrapped(*args, **sent), call)
 
     return wrapper
 
@@ -722,7 +741,7 @@ async def _run_async(  # noqa: PLR0917 - the wrapper's four, and what it read
     token = _INSIDE.set(True)
     try:
         with call.sending():
-            result = await wrapped(*args, **call.kwargs)
+            result = await wrapped(*args, **sent)
     except BaseException as exc:
         call.failed(exc)
         raise
@@ -754,7 +773,7 @@ async def _async_steps_once_awaited(
     call, sent = _decided(telemetry, target, instance, kwargs)
     if call is None:
         return await wrapped(**sent)
-    steps = await wrapped(**call.kwargs)
+    steps = await wrapped(**sent)
     return watch_async_steps(cast("AsyncIterator[object]", steps), call)
 
 

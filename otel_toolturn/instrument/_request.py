@@ -151,6 +151,15 @@ def law_reads(kwargs: Mapping[str, object], lane: Lane) -> bool:
     return _readable(value, adapter) or sdk_lists(value, dict(listings(lane))[key])
 
 
+def payload_reads(body: object, lane: Lane) -> bool:
+    """Whether the law can read a whole request body the SDK sends as it is (azure-ai-inference's ``body``).
+
+    Readable: a dict whose transcript is a list or tuple (or a string in Responses) as it is; the
+    SDK encodes such a body without listing anything, so nothing in it is read ahead.
+    """
+    return isinstance(body, dict) and _readable(body.get(adapter_for(lane).transcript_field), adapter_for(lane))
+
+
 def _readable(value: object, adapter: LaneAdapter) -> bool:
     return isinstance(value, (list, tuple)) or (adapter.string_input and isinstance(value, str))
 

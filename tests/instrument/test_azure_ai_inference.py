@@ -6,11 +6,14 @@ simulator's 400, as azure-core's own ``HttpResponseError``, without the instrume
 per call (azure-core's retries included) carrying the repair, ``gen_ai.provider.name`` ``azure.ai.inference``
 (https://opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai/). A ``TokenCredential`` fetches its token
 through a pipeline of its own while the call runs (https://learn.microsoft.com/en-us/python/api/azure-core/
-azure.core.pipeline.policies.bearertokencredentialpolicy); that request is never taken as the call's.
+azure.core.pipeline.policies.bearertokencredentialpolicy); that request is never taken as the call's. A call by
+its whole payload (``complete({...})``, ``body={...}``: the SDK sends it as it is, its keyword parameters unused) is
+repaired in that payload; a payload of bytes passes unread.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Final
 
@@ -205,13 +208,71 @@ def test_a_call_whose_credential_fails_after_its_token_request_leaves_no_span(
     assert otel.total(names.REQUESTS.name) == 0
 
 
-def test_a_call_by_body_goes_out_as_written_unrecorded(instrument: Instrument, sim: Simulator) -> None:
-    """``complete(body=...)``, the whole payload the caller wrote: sent unread, refused as written, no span."""
+def _body(messages: list[Any], *, streamed: bool) -> dict[str, Any]:
+    """The whole payload, as a caller writes it for ``complete(body=...)``."""
+    return {"messages": messages, "model": MODEL, "stream": streamed}
+
+
+def _send_body(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``complete(<payload>)``, by position: the SDK's own objects come back; the payload unchanged."""
+    body = _body(messages, streamed=streamed)
+    with _client(sim) as client:
+        result = client.complete(body)
+        if streamed:
+            assert isinstance(result, StreamingChatCompletions)
+            assert [u.choices[0].finish_reason for u in result][-1] == "stop"
+        else:
+            assert type(result) is ChatCompletions
+    assert body == _body(messages, streamed=streamed)
+    assert body["messages"] is messages
+
+
+async def _send_body_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """The ``aio`` client's ``complete(body=<payload>)``: the SDK's own objects come back; the payload unchanged."""
+    body = _body(messages, streamed=streamed)
+    credential = AzureKeyCredential("test-key")
+    async with AsyncChatCompletionsClient(endpoint=_endpoint(sim), credential=credential, retry_total=0) as client:
+        result = await client.complete(body=body)
+        if streamed:
+            assert isinstance(result, AsyncStreamingChatCompletions)
+            assert [u.choices[0].finish_reason async for u in result][-1] == "stop"
+        else:
+            assert type(result) is ChatCompletions
+    assert body == _body(messages, streamed=streamed)
+    assert body["messages"] is messages
+
+
+test_a_call_by_its_whole_payload_is_repaired_and_served = checks.repaired_and_served(BROKEN, _send_body, _served)
+test_the_async_clients_call_by_its_whole_payload_is_repaired_and_served = checks.async_repaired_and_served(
+    BROKEN, _send_body_async, _served
+)
+
+
+def test_a_payload_of_bytes_goes_out_as_written_unrecorded(instrument: Instrument, sim: Simulator) -> None:
+    """``complete(body=<bytes>)``: the bytes the caller wrote are sent unread, refused as written, no span."""
     otel = instrument()
+    written = json.dumps({"messages": BROKEN["interrupted"], "model": MODEL}).encode()
     with _client(sim) as client, pytest.raises(HttpResponseError):
-        client.complete(body={"messages": BROKEN["interrupted"], "model": MODEL})
+        client.complete(body=written, content_type="application/json")
     checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
     assert otel.call_spans() == []
+
+
+def test_a_payload_the_sdk_cannot_encode_raises_the_sdks_own_error(instrument: Instrument, sim: Simulator) -> None:
+    """A payload whose messages are a generator: the SDK's own ``TypeError``, as without us; nothing sent, no span."""
+
+    def payload() -> dict[str, Any]:
+        return {"messages": (m for m in BROKEN["interrupted"]), "model": MODEL}
+
+    with _client(sim) as client, pytest.raises(TypeError) as bare:
+        client.complete(body=payload())
+    otel = instrument()
+    with _client(sim) as client, pytest.raises(TypeError) as instrumented:
+        client.complete(body=payload())
+    assert str(instrumented.value) == str(bare.value)
+    assert _chat_requests(sim) == []
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
 
 
 @checks.whole_and_streamed
