@@ -13,6 +13,7 @@ repaired in that payload; a payload of bytes passes unread.
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from typing import Any, Final
@@ -249,11 +250,11 @@ test_the_async_clients_call_by_its_whole_payload_is_repaired_and_served = checks
 
 
 def test_a_payload_of_bytes_goes_out_as_written_unrecorded(instrument: Instrument, sim: Simulator) -> None:
-    """``complete(body=<bytes>)``: the bytes the caller wrote are sent unread, refused as written, no span."""
+    """``complete(body=<a file of bytes>)``: the bytes the caller wrote are sent unread, refused as written, no span."""
     otel = instrument()
     written = json.dumps({"messages": BROKEN["interrupted"], "model": MODEL}).encode()
     with _client(sim) as client, pytest.raises(HttpResponseError):
-        client.complete(body=written, content_type="application/json")
+        client.complete(body=io.BytesIO(written), content_type="application/json")
     checks.refused_request(_chat_requests(sim), BROKEN["interrupted"])
     assert otel.call_spans() == []
 
