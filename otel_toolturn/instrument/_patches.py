@@ -638,11 +638,17 @@ def _materialised(telemetry: Telemetry, target: Target, kwargs: dict[str, object
         return Materialised(kwargs=kwargs, readable=False)
 
 
+def _by_payload(target: Target, kwargs: dict[str, object]) -> str | None:
+    """The name of the parameter carrying the call's whole request (``Target.payload``), when the call gives it."""
+    return target.payload if target.payload is not None and target.payload in kwargs else None
+
+
 def _law_reads(telemetry: Telemetry, target: Target, kwargs: dict[str, object]) -> bool:
-    """``law_reads`` (a call by ``payload``: ``payload_reads``), guarded (a failure of its own: not recorded)."""
+    """``law_reads`` (a call by its payload: ``payload_reads``), guarded (a failure of its own: not recorded)."""
     try:
-        if target.payload is not None and target.payload in kwargs:
-            return payload_reads(kwargs[target.payload], target.lane)
+        payload = _by_payload(target, kwargs)
+        if payload is not None:
+            return payload_reads(kwargs[payload], target.lane)
         return law_reads(kwargs, target.lane)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("request", exc)
@@ -656,8 +662,8 @@ def _decided(
 
     A call by ``payload`` is decided on that dict, sent in its place; one the law cannot read is sent as it is.
     """
-    payload = target.payload
-    if payload is not None and payload in kwargs:
+    payload = _by_payload(target, kwargs)
+    if payload is not None:
         if not _law_reads(telemetry, target, kwargs):
             return None, kwargs
         call = _begin(telemetry, target, instance, kwargs[payload])

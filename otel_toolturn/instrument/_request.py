@@ -157,7 +157,8 @@ def payload_reads(body: object, lane: Lane) -> bool:
     Readable: a dict whose transcript is a list or tuple (or a string in Responses) as it is; the
     SDK encodes such a body without listing anything, so nothing in it is read ahead.
     """
-    return isinstance(body, dict) and _readable(body.get(adapter_for(lane).transcript_field), adapter_for(lane))
+    adapter = adapter_for(lane)
+    return isinstance(body, dict) and _readable(body.get(adapter.transcript_field), adapter)
 
 
 def _readable(value: object, adapter: LaneAdapter) -> bool:

@@ -332,6 +332,22 @@ def _one_repaired_inference_span(otel: Otel, sim: Simulator, other: str, message
     assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
+def test_an_azure_call_by_its_whole_payload_gets_one_repaired_span(
+    beside: Beside, otel: Otel, sim: Simulator, *, ours_first: bool, stream: bool
+) -> None:
+    """``complete({...})`` beside azure's own tracing: the payload is repaired in place; one span, azure's, repaired."""
+    beside("azure-ai-inference", ours_first)
+    messages = list(CHAT)
+    endpoint = f"{sim.base_url}/models"
+    with ChatCompletionsClient(endpoint=endpoint, credential=AzureKeyCredential("test-key"), retry_total=0) as client:
+        response: Any = client.complete({"messages": messages, "model": "model-a", "stream": stream})
+        if stream:
+            assert list(response)
+    _one_repaired_inference_span(otel, sim, "azure-ai-inference", messages)
+
+
 @pytest.mark.parametrize("other", SPANNING)
 def test_two_calls_in_a_row_each_get_their_own_span(beside: Beside, otel: Otel, sim: Simulator, other: str) -> None:
     """A span another instrumentation started for one call is never taken by the next: two calls, two spans."""
