@@ -8,6 +8,9 @@ without its result, and a result whose call was trimmed away.
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import boto3  # type: ignore[import-untyped]
@@ -27,6 +30,23 @@ def bedrock_client(base_url: str, *, attempts: int = 1) -> Any:
         aws_secret_access_key="x",
         config=Config(retries={"total_max_attempts": attempts, "mode": "standard"}),
     )
+
+
+@contextlib.asynccontextmanager
+async def aio_bedrock_client(base_url: str, *, attempts: int = 1) -> AsyncIterator[Any]:
+    """An aiobotocore ``bedrock-runtime`` client on ``base_url``, as ``bedrock_client`` (open while in use)."""
+    from aiobotocore.config import AioConfig  # noqa: PLC0415 - only the aiobotocore tests need it
+    from aiobotocore.session import get_session  # noqa: PLC0415
+
+    async with get_session().create_client(
+        "bedrock-runtime",
+        endpoint_url=base_url,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=AioConfig(retries={"total_max_attempts": attempts, "mode": "standard"}),
+    ) as client:
+        yield client
 
 
 def text(value: str) -> dict[str, object]:
@@ -72,3 +92,32 @@ REPAIR_OF: Final = {"interrupted": "missing_result", "trimmed": "orphan_result"}
 TOOL_CONFIG: Final = {
     "tools": [{"toolSpec": {"name": "lookup", "inputSchema": {"json": {"type": "object"}}}}],
 }
+
+ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
+INVOKE_BROKEN: Final[dict[str, list[dict[str, object]]]] = {
+    "interrupted": [
+        {"role": "user", "content": "Look both up."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}},
+                {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}]},
+        {"role": "assistant", "content": "One is in."},
+        {"role": "user", "content": "Go on."},
+    ],
+    "trimmed": [
+        {"role": "user", "content": "Look it up."},
+        {"role": "assistant", "content": "Looking."},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "found"}]},
+    ],
+}
+"""The two breaks in an Anthropic Messages body: a call left without its result, a result whose call was trimmed."""
+INVOKE_CASES: Final = [(name, streamed) for name in sorted(INVOKE_BROKEN) for streamed in (False, True)]
+
+
+def anthropic_body(messages: list[dict[str, object]]) -> bytes:
+    """An InvokeModel body in Anthropic Messages JSON, as Bedrock takes it."""
+    return json.dumps({"anthropic_version": ANTHROPIC_VERSION, "max_tokens": 256, "messages": messages}).encode()

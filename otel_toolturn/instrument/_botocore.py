@@ -1,5 +1,9 @@
 """boto3 / botocore ``bedrock-runtime``: ``converse``, ``converse_stream`` and Anthropic ``invoke_model``.
 
+The same for aiobotocore's async client (``AioBaseClient``, ``AioEndpoint``), which subclasses botocore's and
+awaits the same two steps: one decision (``_decided``) for both, the call awaited while pending, its
+``AioEventStream`` watched by ``AsyncStreamProxy`` and an invoke body by ``AsyncWatchedBody``.
+
 The call hook and the watched result of the operations that carry a tool-turn transcript:
 ``Converse`` and ``ConverseStream`` (the ``bedrock.converse`` lane, ``messages``), and
 ``InvokeModel`` and ``InvokeModelWithResponseStream`` whose body is Anthropic Messages JSON (the
@@ -51,14 +55,15 @@ it) runs with no call pending, so its send never takes the Converse call's recor
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, Final, cast
 
 import wrapt
 
 from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._pending import PENDING, PendingCall
-from otel_toolturn.instrument._proxies import StreamProxy, when_collected
+from otel_toolturn.instrument._proxies import AsyncStreamProxy, StreamProxy, when_collected
 from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._request import Materialised, decide_request, materialise
 from otel_toolturn.instrument._telemetry import Telemetry
@@ -95,6 +100,23 @@ def _passed_through(wrapped: Callable[..., object], args: tuple[Any, ...], kwarg
     token = PENDING.set(None)
     try:
         return wrapped(*args, **kwargs)
+    finally:
+        PENDING.reset(token)
+
+
+def _passed_through_async(
+    wrapped: Callable[..., Awaitable[object]], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Awaitable[object]:
+    """``_passed_through`` for aiobotocore: the operation awaited with no call pending."""
+    if PENDING.get() is None:
+        return wrapped(*args, **kwargs)
+    return _apart(wrapped, args, kwargs)
+
+
+async def _apart(wrapped: Callable[..., Awaitable[object]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    token = PENDING.set(None)
+    try:
+        return await wrapped(*args, **kwargs)
     finally:
         PENDING.reset(token)
 
@@ -182,13 +204,7 @@ class WatchedBody(wrapt.ObjectProxy[Any]):
         except BaseException as exc:
             record.finish(exc, caller_closed=not isinstance(exc, Exception))
             raise
-        self._self_data += data
-        if amt is None or not data:
-            try:
-                message: object = json.loads(bytes(self._self_data))
-            except ValueError:
-                message = None
-            record.response(message)
+        _took(record, self._self_data, data, amt)
         return data
 
     def close(self) -> object:
@@ -196,6 +212,64 @@ class WatchedBody(wrapt.ObjectProxy[Any]):
             return self.__wrapped__.close()
         finally:
             self._self_record.finish(caller_closed=True)
+
+
+class AioEventStreamProxy(AsyncStreamProxy):
+    """aiobotocore's ``AioEventStream``, watched as an async SDK stream; its ``close`` is botocore's, synchronous."""
+
+    def close(self) -> object:  # type: ignore[override]  # the stream's own close is synchronous, so is this one
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+
+class AsyncWatchedBody(WatchedBody):
+    """The ``body`` of an aiobotocore InvokeModel response (its async ``StreamingBody``), watched as ``WatchedBody``.
+
+    ``await read()``, read to its end, checks the message and finishes the call; ``close()`` (synchronous, as
+    the body's), ``await aclose()``, leaving ``async with`` or collection unread finish it as the caller's stop.
+    """
+
+    async def read(self, amt: int | None = None) -> bytes:  # type: ignore[override]  # the body reads with await
+        """The wrapped body's ``read``, awaited; the call recorded once the body has been read to its end."""
+        record = self._self_record
+        try:
+            data: bytes = await self.__wrapped__.read(amt)
+        except BaseException as exc:
+            record.finish(exc, caller_closed=not isinstance(exc, Exception))
+            raise
+        _took(record, self._self_data, data, amt)
+        return data
+
+    async def aclose(self) -> object:
+        try:
+            return await self.__wrapped__.aclose()
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+    async def __aenter__(self) -> AsyncWatchedBody:
+        await self.__wrapped__.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        try:
+            return cast("bool | None", await self.__wrapped__.__aexit__(exc_type, exc, tb))
+        finally:
+            self._self_record.finish(caller_closed=True)
+
+
+def _took(record: CallRecord, read: bytearray, data: bytes, amt: int | None) -> None:
+    """A body read ``data`` (asked for ``amt`` bytes): kept in ``read``; at the body's end, its message recorded."""
+    read += data
+    if amt is None or not data:
+        try:
+            message: object = json.loads(bytes(read))
+        except ValueError:
+            message = None
+        record.response(message)
 
 
 def chunk_bytes(event: object) -> object:
@@ -208,24 +282,29 @@ def chunk_bytes(event: object) -> object:
     return payload if isinstance(payload, bytes) else event
 
 
-def _watched(telemetry: Telemetry, call: PendingCall, operation_name: str, result: object) -> object:
+def _watched(
+    telemetry: Telemetry, call: PendingCall, operation_name: str, result: object, *, aio: bool = False
+) -> object:
     """The response handed back: a whole one checked and recorded; a stream's ``EventStream`` watched.
 
     An invoke response's ``body`` is watched as Anthropic's (``WatchedBody``, or its stream's chunks).
+    ``aio``: aiobotocore's response, its streams and bodies read with ``await``.
     """
     call.handed_over()
     record = call.record
     if record is None:
         return result
     try:
+        streams = AioEventStreamProxy if aio else StreamProxy
         stream = result.get("stream") if isinstance(result, Mapping) else None
         if operation_name == STREAMED and stream is not None:
-            return {**result, "stream": StreamProxy(stream, record)}  # type: ignore[dict-item]
+            return {**result, "stream": streams(stream, record)}  # type: ignore[dict-item]
         body = result.get("body") if isinstance(result, Mapping) else None
         if operation_name == INVOKE_STREAMED and body is not None:
-            return {**result, "body": StreamProxy(body, record, read=chunk_bytes)}  # type: ignore[dict-item]
+            return {**result, "body": streams(body, record, read=chunk_bytes)}  # type: ignore[dict-item]
         if operation_name in INVOKE_OPERATIONS and body is not None:
-            return {**result, "body": WatchedBody(body, record)}  # type: ignore[dict-item]
+            watched = AsyncWatchedBody(body, record) if aio else WatchedBody(body, record)
+            return {**result, "body": watched}  # type: ignore[dict-item]
         record.response(result)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("response", exc)
@@ -243,9 +322,9 @@ def _materialised(telemetry: Telemetry, lane: Lane, params: dict[str, object]) -
 
 
 def api_call_wrapper(
-    lane: Lane, invoke_lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf
+    lane: Lane, invoke_lane: Lane, telemetry_of: TelemetryOf, server_of: ServerOf, *, aio: bool = False
 ) -> Callable[..., object]:
-    """The wrapper of ``BaseClient._make_api_call`` (see the module docstring).
+    """The wrapper of ``BaseClient._make_api_call`` (``aio``: of aiobotocore's ``AioBaseClient``, a coroutine).
 
     ``lane``: what Converse speaks; ``invoke_lane``: what an invoke body read by ``anthropic_body`` speaks.
 
@@ -253,45 +332,74 @@ def api_call_wrapper(
     ``server_of`` reads ``server.address`` and ``server.port`` from the client's endpoint URL.
     """
 
-    def wrapper(
-        wrapped: Callable[..., object], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> object:
+    def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         telemetry = telemetry_of()
+        call: PendingCall | None = None
+        sent: tuple[Any, ...] = args
         if (
-            telemetry is None or len(args) != 2 or kwargs or not instrumented(instance, args[0])
+            telemetry is not None and len(args) == 2 and not kwargs and instrumented(instance, args[0])
         ):  # (operation_name, api_params)
-            return _passed_through(wrapped, args, kwargs)
-        operation_name, params = args
-        if not isinstance(params, dict):
-            return wrapped(*args)
-        if operation_name in INVOKE_OPERATIONS:
-            return _invoke(wrapped, telemetry, instance, operation_name, params, lane=invoke_lane, server_of=server_of)
-        materialised = _materialised(telemetry, lane, params)
-        if not materialised.readable:
-            return wrapped(operation_name, materialised.kwargs)
-        call = _begin(telemetry, lane, instance, materialised.kwargs, server_of, model=params.get("modelId"))
-        if call is None:
-            return wrapped(operation_name, materialised.kwargs)
-        return _sent(wrapped, telemetry, call, operation_name, call.kwargs)
+            call, sent = _decided(
+                telemetry, instance, args[0], args[1], lane=lane, invoke_lane=invoke_lane, server_of=server_of
+            )
+        if telemetry is None or call is None:
+            return (_passed_through_async if aio else _passed_through)(wrapped, sent, kwargs)
+        return (_sent_async if aio else _sent)(wrapped, telemetry, call, sent)
 
     return wrapper
 
 
-def _sent(
-    wrapped: Callable[..., object], telemetry: Telemetry, call: PendingCall, operation_name: str, params: object
-) -> object:
-    """Run the decided call pending and hand back its watched response (botocore's exceptions unchanged)."""
+def _sent(wrapped: Callable[..., object], telemetry: Telemetry, call: PendingCall, sent: tuple[Any, ...]) -> object:
+    """A botocore call, decided: run pending, its response watched (botocore's exceptions unchanged)."""
     try:
         with call.sending():
-            result = wrapped(operation_name, params)
+            result = wrapped(*sent)
     except BaseException as exc:
         call.failed(exc)
         raise
-    return _watched(telemetry, call, operation_name, result)
+    return _watched(telemetry, call, sent[0], result)
+
+
+async def _sent_async(
+    wrapped: Callable[..., Awaitable[object]], telemetry: Telemetry, call: PendingCall, sent: tuple[Any, ...]
+) -> object:
+    """An aiobotocore call, decided: awaited pending, its response watched (its exceptions unchanged)."""
+    try:
+        with call.sending():
+            result = await wrapped(*sent)
+    except BaseException as exc:
+        call.failed(exc)
+        raise
+    return _watched(telemetry, call, sent[0], result, aio=True)
+
+
+def _decided(
+    telemetry: Telemetry,
+    instance: object,
+    operation_name: str,
+    params: object,
+    *,
+    lane: Lane,
+    invoke_lane: Lane,
+    server_of: ServerOf,
+) -> tuple[PendingCall | None, tuple[Any, ...]]:
+    """An instrumented operation's call, decided and pending, and the arguments that send it.
+
+    ``None``: the operation goes out uninstrumented with those arguments (parameters that are not a dict,
+    an invoke body that is not Anthropic Messages, or a failure of otel-toolturn's own, counted).
+    """
+    if not isinstance(params, dict):
+        return None, (operation_name, params)
+    if operation_name in INVOKE_OPERATIONS:
+        return _invoke(telemetry, instance, operation_name, params, lane=invoke_lane, server_of=server_of)
+    materialised = _materialised(telemetry, lane, params)
+    if not materialised.readable:
+        return None, (operation_name, materialised.kwargs)
+    call = _begin(telemetry, lane, instance, materialised.kwargs, server_of, model=params.get("modelId"))
+    return call, (operation_name, materialised.kwargs if call is None else call.kwargs)
 
 
 def _invoke(
-    wrapped: Callable[..., object],
     telemetry: Telemetry,
     instance: object,
     operation_name: str,
@@ -299,26 +407,24 @@ def _invoke(
     *,
     lane: Lane,
     server_of: ServerOf,
-) -> object:
-    """An invoke call: its Anthropic body decided and sent (see the module docstring); any other body untouched."""
+) -> tuple[PendingCall | None, tuple[Any, ...]]:
+    """An invoke call: its Anthropic body decided (see the module docstring); any other body untouched."""
+    untouched = (operation_name, params)
     try:
         request = anthropic_body(params.get("body"), lane)
     except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
         telemetry.error("request", exc)
         request = None
     if request is None:
-        return _passed_through(wrapped, (operation_name, params), {})
+        return None, untouched
     materialised = _materialised(telemetry, lane, request)
     if not materialised.readable:
-        return wrapped(operation_name, params)
+        return None, untouched
     call = _begin(telemetry, lane, instance, materialised.kwargs, server_of, model=params.get("modelId"))
-    if call is None:
-        return wrapped(operation_name, params)
-    sent = params
-    if call.kwargs is not request:
-        try:
-            sent = {**params, "body": encoded_body(call.kwargs, params.get("body"))}
-        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
-            telemetry.error("request", exc)
-            return wrapped(operation_name, params)
-    return _sent(wrapped, telemetry, call, operation_name, sent)
+    if call is None or call.kwargs is request:
+        return call, untouched
+    try:
+        return call, (operation_name, {**params, "body": encoded_body(call.kwargs, params.get("body"))})
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+        telemetry.error("request", exc)
+        return None, untouched

@@ -42,9 +42,9 @@ Provider = Literal[
     "ollama",
 ]
 """What otel-toolturn instruments: the SDKs it patches (``google_genai``: the ``google-genai`` SDK;
-``botocore``: boto3's ``bedrock-runtime`` clients; ``groq``, ``together``, ``fireworks`` and ``mistralai``:
-the ``groq``, ``together``, ``fireworks-ai`` and ``mistralai`` SDKs, which send Chat Completions with HTTP
-code of their own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and
+``botocore``: boto3's ``bedrock-runtime`` clients and aiobotocore's; ``groq``, ``together``, ``fireworks``
+and ``mistralai``: the ``groq``, ``together``, ``fireworks-ai`` and ``mistralai`` SDKs, which send Chat
+Completions with HTTP code of their own; ``huggingface_hub``: its ``InferenceClient.chat_completion`` and
 ``AsyncInferenceClient``'s, Chat Completions to the HF router or a ``base_url``; ``cohere``: the ``cohere``
 SDK's v2 chat, a Chat-shaped ``messages`` list answered in Cohere's own response and stream format;
 ``azure_ai_inference``: the ``azure-ai-inference`` SDK's ``ChatCompletionsClient.complete``, sync and ``aio``,

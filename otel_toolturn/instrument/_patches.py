@@ -58,7 +58,8 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   with a send hook of its own.
 - botocore: ``BaseClient._make_api_call`` (every generated client method calls it; only bedrock-runtime's
   ``Converse`` and ``ConverseStream`` are instrumented) and ``Endpoint._send``, once per HTTP attempt
-  (``_botocore`` says why these and not botocore's events).
+  (``_botocore`` says why these and not botocore's events); aiobotocore's subclasses of both
+  (``AioBaseClient._make_api_call``, ``AioEndpoint._send``), coroutines, the same way.
 - litellm: nothing here. With the ``litellm`` provider enabled, ``ToolTurnInstrumentor`` registers
   otel-toolturn's LiteLLM callback and wraps LiteLLM's entry points once LiteLLM is imported
   (``_litellm_watch``; their table: ``integrations._litellm_entries.ENTRIES``), and undoes both.
@@ -399,6 +400,24 @@ TARGETS: Final[tuple[Target, ...]] = (
         lane="bedrock.converse",
         kind="send",
         is_async=False,
+    ),
+    Target(
+        provider="botocore",
+        module="aiobotocore.client",
+        owner="AioBaseClient",
+        method="_make_api_call",
+        lane="bedrock.converse",
+        kind="api_call",
+        is_async=True,
+    ),
+    Target(
+        provider="botocore",
+        module="aiobotocore.endpoint",
+        owner="AioEndpoint",
+        method="_send",
+        lane="bedrock.converse",
+        kind="send",
+        is_async=True,
     ),
 )
 """Every patched method. ``instrument`` patches each one whose module imports; ``uninstrument`` restores them."""
@@ -920,7 +939,9 @@ def _wrapper_for(target: Target) -> Callable[..., object]:
     if target.kind == "gate":
         return _async_gate_wrapper if target.is_async else _gate_wrapper
     if target.kind == "api_call":
-        return api_call_wrapper(target.lane, BEDROCK_INVOKE_LANE, lambda: STATE.telemetry, server_of)
+        return api_call_wrapper(
+            target.lane, BEDROCK_INVOKE_LANE, lambda: STATE.telemetry, server_of, aio=target.is_async
+        )
     if target.kind == "sdk_span":
         return _sdk_span_wrapper
     if target.kind == "send":

@@ -11,14 +11,35 @@ import pytest
 from botocore.exceptions import ClientError, ParamValidationError
 from botocore.stub import Stubber
 
-from otel_toolturn import validate
 from otel_toolturn.instrument import ToolTurnInstrumentor, _botocore, names
 from otel_toolturn.simulator import ScriptedCall, ScriptedTurn, Simulator
-from otel_toolturn.simulator._server import Answer
-from tests.bedrock_wire import BROKEN, MODEL, REPAIR_OF, assistant, bedrock_client, result, text, use, user
-from tests.instrument.conftest import Instrument, Otel
+from tests.bedrock_wire import (
+    ANTHROPIC_VERSION,
+    BROKEN,
+    INVOKE_BROKEN,
+    INVOKE_CASES,
+    MODEL,
+    REPAIR_OF,
+    anthropic_body,
+    assistant,
+    bedrock_client,
+    result,
+    text,
+    use,
+    user,
+)
+from tests.instrument.bedrock_checks import (
+    INVOKE_LANE,
+    LANE,
+    STUBBED_CONVERSE,
+    busy_once,
+    check_refused,
+    check_repaired,
+    check_retried_once,
+    the_span,
+)
+from tests.instrument.conftest import Instrument
 
-LANE: Final = "bedrock.converse"
 CASES: Final = [(name, streamed) for name in sorted(BROKEN) for streamed in (False, True)]
 
 
@@ -29,12 +50,6 @@ def converse(client: Any, messages: list[dict[str, object]], *, streamed: bool) 
     return list(client.converse_stream(modelId=MODEL, messages=messages)["stream"])
 
 
-def the_span(otel: Otel) -> Any:
-    """The one call span recorded."""
-    (span,) = otel.call_spans()
-    return span
-
-
 @pytest.mark.parametrize(("name", "streamed"), CASES)
 def test_repair_mode_repairs_a_broken_history_and_the_service_answers(
     instrument: Instrument, sim: Simulator, name: str, streamed: bool
@@ -43,22 +58,8 @@ def test_repair_mode_repairs_a_broken_history_and_the_service_answers(
     otel = instrument(mode="repair")
     messages = list(BROKEN[name])
     assert converse(bedrock_client(sim.base_url), messages, streamed=streamed)
-    (request,) = sim.requests
-    assert request.status == 200
-    assert validate(request.body["messages"], lane=LANE) == []  # type: ignore[index]
     assert messages == list(BROKEN[name])  # the caller's list is never changed
-    span = the_span(otel)
-    assert span.attributes[names.PROVIDER] == "aws.bedrock"
-    assert span.attributes[names.GEN_AI_OPERATION_NAME] == "chat"
-    assert span.attributes[names.GEN_AI_REQUEST_MODEL] == MODEL
-    assert span.attributes[names.LANE] == LANE
-    assert span.attributes[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert span.attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
-    assert span.attributes[names.REPAIRS_FORMS] == (REPAIR_OF[name],)
-    (event,) = otel.events(names.EVENT_REPAIR)
-    assert event[names.REPAIR_FORM] == REPAIR_OF[name]
-    assert otel.total(names.REPAIRS.name, toolturn__lane=LANE, gen_ai__provider__name="aws.bedrock") == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+    check_repaired(otel, sim, name, streamed=streamed)
 
 
 @pytest.mark.parametrize(("name", "streamed"), CASES)
@@ -71,13 +72,7 @@ def test_observe_mode_sends_the_history_unchanged_and_the_service_refuses_it(
     with pytest.raises(ClientError) as refused:
         converse(bedrock_client(sim.base_url), messages, streamed=streamed)
     assert refused.value.response["Error"]["Code"] == "ValidationException"
-    (request,) = sim.requests
-    assert request.body["messages"] == messages  # type: ignore[index]
-    span = the_span(otel)
-    assert span.attributes[names.ERROR_TYPE] == "ValidationException"
-    assert span.attributes[names.MODE] == "observe"
-    (event,) = otel.events(names.EVENT_REPAIR)
-    assert event[names.REPAIR_FORM] == REPAIR_OF[name]
+    check_refused(otel, sim, name, messages)
 
 
 def test_a_valid_history_is_sent_as_the_very_same_list(instrument: Instrument, sim: Simulator) -> None:
@@ -93,23 +88,10 @@ def test_a_retried_call_is_recorded_once(
 ) -> None:
     """Botocore retries a 503 over HTTP: two attempts go out, one span and one request are recorded."""
     otel = instrument(mode="repair")
-    answer = sim.answer
     attempts: list[int] = []
-
-    def busy_once(path: str, raw: bytes) -> Answer:
-        attempts.append(len(attempts))
-        if len(attempts) == 1:
-            headers = {"x-amzn-ErrorType": "ServiceUnavailableException:http://internal.amazon.com/"}
-            return Answer(status=503, body={"message": "Service unavailable"}, headers=headers)
-        return answer(path, raw)
-
-    monkeypatch.setattr(sim, "answer", busy_once)
+    monkeypatch.setattr(sim, "answer", busy_once(sim, attempts))
     response = bedrock_client(sim.base_url, attempts=2).converse(modelId=MODEL, messages=list(BROKEN["interrupted"]))
-    assert response["ResponseMetadata"]["RetryAttempts"] == 1
-    assert len(attempts) == 2
-    assert len(otel.call_spans()) == 1
-    assert otel.total(names.REQUESTS.name, toolturn__lane=LANE) == 1
-    assert len(otel.events(names.EVENT_REPAIR)) == 1
+    check_retried_once(otel, response, attempts)
 
 
 def test_a_call_never_sent_leaves_no_span(instrument: Instrument, sim: Simulator) -> None:
@@ -117,15 +99,7 @@ def test_a_call_never_sent_leaves_no_span(instrument: Instrument, sim: Simulator
     otel = instrument(mode="repair")
     client = bedrock_client(sim.base_url)
     with Stubber(client) as stub:
-        stub.add_response(
-            "converse",
-            {
-                "output": {"message": {"role": "assistant", "content": [{"text": "stubbed"}]}},
-                "stopReason": "end_turn",
-                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
-                "metrics": {"latencyMs": 1},
-            },
-        )
+        stub.add_response("converse", STUBBED_CONVERSE)
         client.converse(modelId=MODEL, messages=list(BROKEN["interrupted"]))
     with pytest.raises(ParamValidationError):
         client.converse(modelId=MODEL, messages=[{"role": "user", "content": "not a list of blocks"}])
@@ -248,36 +222,6 @@ def test_a_call_without_inference_config_carries_no_request_parameters(instrumen
         assert parameters.isdisjoint(span.attributes or {})
 
 
-ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
-INVOKE_BROKEN: Final[dict[str, list[dict[str, object]]]] = {
-    "interrupted": [
-        {"role": "user", "content": "Look both up."},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}},
-                {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": {}},
-            ],
-        },
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found"}]},
-        {"role": "assistant", "content": "One is in."},
-        {"role": "user", "content": "Go on."},
-    ],
-    "trimmed": [
-        {"role": "user", "content": "Look it up."},
-        {"role": "assistant", "content": "Looking."},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "found"}]},
-    ],
-}
-"""The two breaks in an Anthropic Messages body: a call left without its result, a result whose call was trimmed."""
-INVOKE_CASES: Final = [(name, streamed) for name in sorted(INVOKE_BROKEN) for streamed in (False, True)]
-
-
-def anthropic_body(messages: list[dict[str, object]]) -> bytes:
-    """An InvokeModel body in Anthropic Messages JSON, as Bedrock takes it."""
-    return json.dumps({"anthropic_version": ANTHROPIC_VERSION, "max_tokens": 256, "messages": messages}).encode()
-
-
 def invoke(client: Any, body: bytes | str, *, streamed: bool) -> dict[str, Any]:
     """One invoke call, plain or streamed; the Anthropic message (plain) or its events by type (streamed)."""
     if not streamed:
@@ -306,24 +250,10 @@ def test_invoke_model_with_an_anthropic_body_is_repaired_and_answered(
     otel = instrument(mode="repair")
     answer = invoke(bedrock_client(sim.base_url), anthropic_body(INVOKE_BROKEN[name]), streamed=streamed)
     if streamed:
-        assert answer["types"][0] == "message_start"
-        assert answer["types"][-1] == "message_stop"
+        assert (answer["types"][0], answer["types"][-1]) == ("message_start", "message_stop")
     else:
         assert answer["type"] == "message"
-    (request,) = sim.requests
-    assert (request.lane, request.status) == ("anthropic.messages", 200)
-    assert validate(request.body["messages"], lane="anthropic.messages") == []  # type: ignore[index]
-    span = the_span(otel)
-    assert span.attributes[names.PROVIDER] == "aws.bedrock"
-    assert span.attributes[names.LANE] == "anthropic.messages"
-    assert span.attributes[names.GEN_AI_REQUEST_MODEL] == MODEL
-    assert span.attributes[names.GEN_AI_REQUEST_STREAM] is streamed
-    assert span.attributes[names.GEN_AI_USAGE_OUTPUT_TOKENS] > 0
-    assert span.attributes[names.REPAIRS_FORMS] == (REPAIR_OF[name],)
-    assert span.status.status_code.name == "UNSET"
-    repairs = otel.total(names.REPAIRS.name, toolturn__lane="anthropic.messages", gen_ai__provider__name="aws.bedrock")
-    assert repairs == 1
-    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+    check_repaired(otel, sim, name, streamed=streamed, lane=INVOKE_LANE)
 
 
 @pytest.mark.parametrize(("name", "streamed"), INVOKE_CASES)

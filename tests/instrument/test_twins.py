@@ -10,7 +10,7 @@ from typing import Final
 
 import pytest
 
-from otel_toolturn.instrument import _patches, _proxies
+from otel_toolturn.instrument import _botocore, _patches, _proxies
 
 ASYNC_NAMES: Final = {
     "__anext__": "__next__",
@@ -106,6 +106,9 @@ PROXY_TWINS: Final = [
     (_proxies.StreamManagerProxy.__enter__, _proxies.StreamManagerProxy.__aenter__),
     (_proxies.StreamManagerProxy.__exit__, _proxies.StreamManagerProxy.__aexit__),
     (_proxies.watch_steps, _proxies.watch_async_steps),
+    (_botocore.WatchedBody.read, _botocore.AsyncWatchedBody.read),
+    (_botocore.WatchedBody.close, _botocore.AsyncWatchedBody.aclose),
+    (_proxies.StreamProxy.close, _botocore.AioEventStreamProxy.close),
 ]
 
 
@@ -127,3 +130,8 @@ def test_the_send_wrapper_and_its_async_send_read_alike() -> None:
     """Once the call's record is made, the sync and the async send record the request the same way."""
     sync, asynchronous = _statements(_inner(_patches._send_wrapper)), _statements(_patches._send_async)
     assert _dump(asynchronous[-1:]) == _dump(sync[-1:])
+
+
+def test_the_botocore_call_and_its_aiobotocore_twin_read_alike() -> None:
+    """A decided botocore call and an aiobotocore one run pending and fail alike; only the watching differs."""
+    assert _dump(_statements(_botocore._sent_async)[:-1]) == _dump(_statements(_botocore._sent)[:-1])
