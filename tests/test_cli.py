@@ -632,8 +632,11 @@ def test_a_lone_surrogate_is_reported_and_written_escaped(tmp_path: Path, capsys
     assert fixed[0]["content"] == "\ud800"
 
 
-def _agent_session(path: Path, *, size: int) -> None:
-    """An Anthropic agent's transcript of about ``size`` bytes: a question, a text and a call, a 3-6 KB result."""
+def _agent_session(path: Path, *, size: int, lines: tuple[int, int] = (40, 40)) -> None:
+    """An Anthropic agent's transcript of about ``size`` bytes: a question, a text and a call, its result.
+
+    Each result is ``lines[0]`` up to ``lines[0] + lines[1]`` lines of 75 characters (3-6 KB unless told).
+    """
     line = "def handler(request):  # reads the request, answers with the stored value\n"
     messages: list[Message] = []
     written = 0
@@ -652,7 +655,11 @@ def _agent_session(path: Path, *, size: int) -> None:
             {
                 "role": "user",
                 "content": [
-                    {"type": "tool_result", "tool_use_id": f"toolu_{number}", "content": line * (40 + number % 40)}
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"toolu_{number}",
+                        "content": line * (lines[0] + number % lines[1]),
+                    }
                 ],
             },
         ]
@@ -760,10 +767,11 @@ def _holds_a_message(value: object) -> bool:
     )
 
 
-def test_memory_stays_within_twice_the_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lines", [(40, 40), (20, 7)], ids=["results of 3-6 KB", "results of 1.5-2 KB"])
+def test_memory_stays_within_twice_the_file(tmp_path: Path, lines: tuple[int, int]) -> None:
     """On a 24 MB agent transcript, ``check`` and ``check --fix`` grow by at most twice the file's size."""
     source = tmp_path / "session.json"
-    _agent_session(source, size=24_000_000)
+    _agent_session(source, size=24_000_000, lines=lines)
     baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
     size = source.stat().st_size
     for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):

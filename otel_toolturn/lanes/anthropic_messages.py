@@ -16,7 +16,7 @@ per block.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import Final
 
 from otel_toolturn._view import (
@@ -426,21 +426,27 @@ def _flush(run: list[tuple[UnitKind, object, object]], wire: list[object]) -> No
     run.clear()
 
 
-def _validate(messages: Sequence[object]) -> list[Violation]:
-    violations: list[Violation] = []
-    # Merge consecutive same-role messages, remembering where each block stood.
-    turns: list[tuple[object, list[tuple[int, int, object]]]] = []
+_Blocks = list[tuple[int, int, object]]
+"""A role turn's blocks, each with the position of its message and its index there."""
+
+
+def _role_turns(messages: Sequence[object], empties: list[Violation]) -> Iterator[tuple[object, _Blocks, bool]]:
+    """Consecutive same-role messages merged, as the API merges them: each turn's role, blocks, and whether it is last.
+
+    One turn is held at a time. An empty message or text block is added to ``empties`` as it is read.
+    """
+    turn: tuple[object, _Blocks] | None = None
     for position, message in enumerate(messages):
         role = role_of(message)
         content = _blocks(message)
         if isinstance(content, str):
-            blocks: list[tuple[int, int, object]] = [(position, 0, {"type": "text", "text": content})]
+            blocks: _Blocks = [(position, 0, {"type": "text", "text": content})]
         elif is_list(content):
             blocks = [(position, i, b) for i, b in enumerate(content)]
         else:
             blocks = []
         if not blocks:
-            violations.append(
+            empties.append(
                 Violation(
                     position=position,
                     rule="empty_message",
@@ -450,22 +456,31 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             )
         for pos, _, block in blocks:
             if field(block, "type") == "text" and not field(block, "text"):
-                violations.append(
+                empties.append(
                     Violation(
                         position=pos,
                         rule="empty_text",
                         message="messages: text content blocks must be non-empty",
                     )
                 )
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(blocks)
-        else:
-            turns.append((role, list(blocks)))
+        if turn is not None and turn[0] == role:
+            turn[1].extend(blocks)
+            continue
+        if turn is not None:
+            yield (*turn, False)
+        turn = (role, blocks)
+    if turn is not None:
+        yield (*turn, True)
 
+
+def _validate(messages: Sequence[object]) -> list[Violation]:
+    """The Messages API's rules on the merged role turns: empty messages and text first, then the tool turns."""
+    empties: list[Violation] = []
+    violations: list[Violation] = []
     seen_ids: set[str] = set()
     expected: list[str] = []
     expected_at = 0
-    for number, (role, blocks) in enumerate(turns):
+    for role, blocks, final in _role_turns(messages, empties):
         if role == "user":
             answered: list[str] = []
             leading = True
@@ -514,7 +529,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
             violations.append(_missing(expected_at, expected))
         expected = []
         calling = False
-        last = number == len(turns) - 1 and all(field(block, "type") != "tool_use" for _, _, block in blocks)
+        last = final and all(field(block, "type") != "tool_use" for _, _, block in blocks)
         violations.extend(server_violations(blocks, last=last))
         for pos, index, block in blocks:
             kind = field(block, "type")
@@ -555,7 +570,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                 calling = False
     if expected:
         violations.append(_missing(expected_at, expected))
-    return violations
+    return empties + violations
 
 
 def _missing(position: int, ids: list[str]) -> Violation:
