@@ -6,6 +6,7 @@ The instrumentations users run beside otel-toolturn: the official ``opentelemetr
 ``opentelemetry-instrumentation-botocore`` (its bedrock-runtime extension's ``chat`` span, current, for boto3's
 ``converse`` and ``converse_stream`` against the simulator). Instrumented first, theirs wraps inside ours and
 starts its span while the request is sent; instrumented last, it wraps outside and starts its span before the call.
+aiobotocore's client, which the botocore instrumentation does not reach, gets otel-toolturn's one span beside it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from opentelemetry.trace import SpanKind
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
 from otel_toolturn.simulator import Simulator
-from tests.bedrock_wire import BROKEN, MODEL, bedrock_client
+from tests.bedrock_wire import BROKEN, MODEL, aio_bedrock_client, bedrock_client
 from tests.instrument.conftest import Otel, each_span_ended_once
 from tests.instrument.wire import Wire
 
@@ -141,3 +142,25 @@ def test_two_calls_in_a_row_each_get_their_own_span(
     assert len(spans) == 2
     assert all(s.attributes and names.LANE in s.attributes for s in spans)
     assert all(len([e for e in s.events if e.name == names.EVENT_REPAIR]) == 1 for s in spans)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
+async def test_an_aiobotocore_call_beside_the_botocore_instrumentation_gets_one_span(
+    beside: Callable[[str, bool], None], otel: Otel, sim: Simulator, *, ours_first: bool, stream: bool
+) -> None:
+    """The async Bedrock client beside the botocore instrumentation, either order: one CLIENT span, repaired."""
+    beside("botocore", ours_first)
+    async with aio_bedrock_client(sim.base_url) as client:
+        if stream:
+            response = await client.converse_stream(modelId=MODEL, messages=list(BROKEN["interrupted"]))
+            assert [event async for event in response["stream"]]
+        else:
+            assert (await client.converse(modelId=MODEL, messages=list(BROKEN["interrupted"])))["output"]["message"]
+    assert [r.status for r in sim.requests] == [200]
+    (span,) = [s for s in otel.spans() if s.kind is SpanKind.CLIENT]
+    assert span.attributes is not None
+    assert span.attributes[names.LANE] == "bedrock.converse"
+    assert [e.attributes[names.REPAIR_FORM] for e in span.events if e.name == names.EVENT_REPAIR and e.attributes] == [
+        "missing_result"
+    ]
