@@ -771,7 +771,7 @@ MEMORY_CASES = [
 ]
 """Every lane with results of 3-6 KB; with results of 1.5-2 KB, the lanes whose wire shape holds them within 2x.
 
-(Gemini's and Bedrock's nesting give each result four or five objects: 2.4x and 2.2x there; see the README.)
+(A Gemini or Converse result is four or five nested objects: held as Python, more than twice its text at that size.)
 """
 
 
