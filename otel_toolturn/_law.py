@@ -100,11 +100,14 @@ or item it does not repair (thinking blocks, reasoning items and item ids that d
 sent); remember
 anything between calls — every call reads the transcript as it is.
 
-How it runs: one pass reads the view and attributes each result to its turn (``_Attribution``); then
+How it runs: one pass reads the view and attributes each result to its turn (``Attribution``); then
 every turn's plan is decided (``_TurnPlan``: the calls it keeps and how they are written, what stands in
 place of each of its results, its batch, its repairs), all of them before anything is written; then one
 writing step reads the plans alone and emits the wire list. A list the lane reads as settled (every turn
-clean, every clean turn's ids accepted) returns before any of it.
+clean, every clean turn's ids accepted) returns before any of it. A transcript too long to hold is fed to
+the same steps one segment at a time (``_law_stream.LawStream``): append-stability makes each segment's
+view final once the next answer starts, and what a later segment needs of the earlier ones (each call by
+its id, the ids taken, the orphans, each turn's repairs) is carried.
 
 Identity and determinism: nothing to restore ⇒ the very same list object; untouched items are the
 same objects; a moved result keeps its object; no hash order, no clock — the same input gives the
@@ -118,8 +121,9 @@ through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from otel_toolturn._view import (
     OTHER,
@@ -205,22 +209,33 @@ class ToolTurnView:
 _Piece = tuple[UnitKind, object, object]
 """One unit the view writes: its kind, the unit, and (results, parts) the wire message it stands in."""
 
-_Notes = dict[tuple[RepairForm, CallKind], dict[str, None]]
+Notes = dict[tuple[RepairForm, CallKind], dict[str, None]]
 """Per form and kind of call, the ids concerned, in the order met: a dict as an ordered set."""
 
-_Reported = tuple[tuple[RepairForm, CallKind, tuple[str, ...]], ...]
+Reported = tuple[tuple[RepairForm, CallKind, tuple[str, ...]], ...]
 """Repairs as the view reports them: each form and kind of call with its ids, in report order."""
 
 
-class _Slot:
+CARRIED = -2
+"""The ``turn`` of a call carried from an earlier segment: no unit index, and never the running batch (``-1``)."""
+
+NO_RESULTS: Final[list[int]] = []
+"""The results of every carried call no later result reached yet, shared: ``_Attribution`` gives a carried call
+lists of its own before it adds to them, so this one stays empty."""
+
+
+class Slot:
     """One call of one turn, and the results attributed to it (unit indices, in transcript order).
 
     ``replied``: for each result, the index of the last assistant unit before it (the turn itself,
     or later). ``placed``: its results that stood right after the turn (only results between them).
     ``written``: the call as the view writes it (``call`` itself unless it got ``new_id``).
+    ``answered``: whether a result the model saw answers it (``None``: not decided here). ``key``: a call
+    carried from an earlier segment of a stream (``LawStream``), the key of its turn; its ``turn`` is then
+    ``CARRIED``, and ``place`` its place among its turn's calls.
     """
 
-    __slots__ = ("call", "new_id", "placed", "replied", "results", "turn", "written")
+    __slots__ = ("answered", "call", "key", "new_id", "place", "placed", "replied", "results", "turn", "written")
 
     def __init__(self, call: Call, turn: int) -> None:
         self.call = call
@@ -230,6 +245,9 @@ class _Slot:
         self.placed: list[int] = []
         self.new_id: str | None = None
         self.written: Call | None = None
+        self.answered: bool | None = None
+        self.key: int | None = None
+        self.place = 0
 
     @property
     def out(self) -> Call:
@@ -266,14 +284,14 @@ def ensure_tool_turn_invariants(
     if _settled(view, adapter):
         return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
-    reading = _Attribution(adapter, view, chained=chained)
+    reading = Attribution(adapter, view, chained=chained)
     full: set[int] = set()
     while reading.reached:
         # A clean turn a later unit reaches is read in full. Attribution reads a clean turn as it reads
         # the same turn in full, so the first pass finds every such turn and the second read is the last.
         full |= reading.reached
-        reading = _Attribution(adapter, adapter.read(items, full), chained=chained)
-    plan = _plan(adapter, reading)
+        reading = Attribution(adapter, adapter.read(items, full), chained=chained)
+    plan = plan_view(adapter, reading)
     return _write(adapter, reading.view, plan, items, prior)
 
 
@@ -282,7 +300,7 @@ def _settled(view: View, adapter: LaneAdapter) -> bool:
 
     So it is when every turn was read clean, no result stands outside one, the lane marked and refused
     nothing, the API accepts every clean turn's call ids, and (where the API rejects a repeated id) no
-    two clean turns share a call id: then no unit is attributed, reached or restored, as ``_Attribution``
+    two clean turns share a call id: then no unit is attributed, reached or restored, as ``Attribution``
     would find.
     """
     if view.refused or view.marks:
@@ -296,7 +314,7 @@ def _settled(view: View, adapter: LaneAdapter) -> bool:
     return not adapter.unique_ids or len(set(clean_ids)) == len(clean_ids)
 
 
-class _Attribution:
+class Attribution:
     """The law's reading of one view, in one pass: each turn's calls, and each result to its nearest turn.
 
     Per turn (by unit index): its slots, what reading it restored (repeated calls left out, reused and
@@ -309,14 +327,40 @@ class _Attribution:
     used, reaches it: ``reached`` names it, and the caller reads the list again with that turn in full.
     """
 
-    __slots__ = ("adapter", "notes", "orphaned", "orphans", "reached", "rewritten", "slots_of", "view")
+    __slots__ = (
+        "adapter",
+        "carried",
+        "notes",
+        "orphaned",
+        "orphans",
+        "owner",
+        "reached",
+        "rewritten",
+        "slots_of",
+        "taken",
+        "view",
+    )
 
-    def __init__(self, adapter: LaneAdapter, view: View, *, chained: bool) -> None:
+    def __init__(
+        self,
+        adapter: LaneAdapter,
+        view: View,
+        *,
+        chained: bool,
+        owner: dict[str, Slot | Clean] | None = None,
+        taken: TakenIds | None = None,
+    ) -> None:
         self.adapter = adapter
         self.view = view
-        self.notes: dict[int, _Notes] = {}
+        self.owner: dict[str, Slot | Clean] = {} if owner is None else owner
+        """Per call id, its nearest call so far (given: the calls of a stream's earlier segments)."""
+        self.taken = TakenIds() if taken is None else taken
+        """The call ids of the view so far, derived ones included (given: a stream's earlier segments' too)."""
+        self.carried: list[Slot] = []
+        """The carried calls (``Slot.key``) a result of this view answers, in the order first answered."""
+        self.notes: dict[int, Notes] = {}
         """Per turn, what reading it restored."""
-        self.slots_of: dict[int, list[_Slot]] = {}
+        self.slots_of: dict[int, list[Slot]] = {}
         """Per turn, in order, its calls (a repeated one left out)."""
         self.rewritten: set[int] = set()
         """The turns whose reading changed their items: a call left out or renamed, a block moved, a mark."""
@@ -338,8 +382,7 @@ class _Attribution:
         units, ids, apart = view.units, view.ids, view.apart
         anywhere, unique, fits = adapter.results_anywhere, adapter.unique_ids, adapter.fits_ids
         refusing = not fits(view.clean_ids)  # the API refuses an id of some clean turn: each is asked
-        owner: dict[str, _Slot | Clean] = {}
-        taken = TakenIds()  # the call ids of the view so far, derived ones included
+        owner, taken = self.owner, self.taken
         replied = -1  # the last assistant unit so far
         adjacent = -1  # the turn whose batch is still running (only results since it), else -1
         for index, kind in enumerate(view.kinds):
@@ -352,7 +395,10 @@ class _Attribution:
                     if type(slot) is Clean:
                         self.reached.add(slot.position)  # a later result answers one of its calls
                     elif slot is not None:
-                        assert isinstance(slot, _Slot)  # noqa: S101 - the only other kind; narrows for the type checker
+                        assert isinstance(slot, Slot)  # noqa: S101 - the only other kind; narrows for the type checker
+                        if slot.key is not None and not slot.results:
+                            slot.results, slot.replied, slot.placed = [], [], []  # its own, no longer the shared empty
+                            self.carried.append(slot)
                         slot.results.append(index)
                         slot.replied.append(replied)
                         if slot.turn == adjacent:
@@ -418,18 +464,18 @@ class _Attribution:
         )
         return derived
 
-    def _read_turn(self, index: int, turn: Turn, owner: dict[str, _Slot | Clean], taken: TakenIds) -> None:
+    def _read_turn(self, index: int, turn: Turn, owner: dict[str, Slot | Clean], taken: TakenIds) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         adapter = self.adapter
         seen: set[str] = set()
-        slots: list[_Slot] = []
+        slots: list[Slot] = []
         for call in turn.calls:
             call_id = call.call_id
             if call_id in seen:
                 self.note(index, "duplicate_call", call_id, adapter.call_kind(call.ref))
                 continue
             seen.add(call_id)
-            slot = _Slot(call, index)
+            slot = Slot(call, index)
             owner[call_id] = slot
             slots.append(slot)
         renamed = False
@@ -463,14 +509,16 @@ class _TurnPlan:
     (empty: left out). ``after``: a unit and what is written right after it — results-in-place lanes:
     the turn and its batch (results in place in recorded order, moved-up results, then closes, in call
     order); results-anywhere lanes: the last output right after the run and the closes; ``None``: nothing.
-    ``repairs``: what was restored on the turn, in report order.
+    ``repairs``: what was restored on the turn, in report order; ``decided``: the part of it the plan decided
+    (the rest, reading did: ``Attribution.notes``).
     """
 
     turn: int
     calls: tuple[tuple[object, object], ...] | None
     replaced: tuple[tuple[int, tuple[_Piece, ...]], ...]
     after: tuple[int, tuple[_Piece, ...]] | None
-    repairs: _Reported
+    repairs: Reported
+    decided: Notes
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -485,36 +533,75 @@ class _Plan:
     turns: tuple[_TurnPlan, ...]
     left_out: tuple[int, ...]
     orphans: tuple[str, ...]
-    marked: _Reported
+    marked: Reported
 
 
-def _plan(adapter: LaneAdapter, reading: _Attribution) -> _Plan:
-    """Every turn's plan, then what no turn owns: all decided before anything is written."""
+def plan_view(adapter: LaneAdapter, reading: Attribution, carried: Callable[[Slot], Notes] | None = None) -> _Plan:
+    """Every turn's plan, then what no turn owns: all decided before anything is written.
+
+    ``carried``: for a call carried from an earlier segment of a stream, where its turn's decisions are
+    noted; each result this view holds for one is delivered where it stands.
+    """
     view = reading.view
-    turns = tuple(
+    turns = [
         plan
         for index, slots in reading.slots_of.items()
         if (plan := _plan_turn(adapter, reading, index, slots)) is not None
-    )
-    marked: dict[tuple[RepairForm, CallKind], list[str]] = {}
-    for found in [*view.refused.values(), *view.marks.values()]:
-        for mark in (found,) if isinstance(found, Mark) else found:
-            marked.setdefault((mark.form, mark.kind), []).append(mark.call_id)
+    ]
+    if reading.carried:
+        assert carried is not None  # noqa: S101 - only a stream carries calls, and it says where they are noted
+        for slot in reading.carried:
+            replaced: dict[int, tuple[_Piece, ...]] = {}
+            decided = carried(slot)
+            call_kind = adapter.call_kind(slot.call.ref)
+            slot.answered = _in_place(
+                adapter,
+                view,
+                slot,
+                slot.results,
+                call_kind,
+                answered=bool(slot.answered),
+                decided=decided,
+                replaced=replaced,
+            )
+            turns.append(
+                _TurnPlan(
+                    turn=CARRIED, calls=None, replaced=tuple(replaced.items()), after=None, repairs=(), decided={}
+                )
+            )
     return _Plan(
-        turns=turns,
+        turns=tuple(turns),
         left_out=(*view.refused, *reading.orphaned),
         orphans=tuple(reading.orphans),
-        marked=tuple((form, kind, tuple(ids)) for (form, kind), ids in marked.items()),
+        marked=grouped_marks(_marks(view)),
     )
 
 
-def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: list[_Slot]) -> _TurnPlan | None:
+def _marks(view: View) -> list[Mark]:
+    """What the lane refused (first) or marked on units kept where they stand, in order."""
+    return [*view.refused.values(), *kept_marks(view)]
+
+
+def kept_marks(view: View) -> list[Mark]:
+    """What the lane marked on units kept where they stand, in order."""
+    return [mark for found in view.marks.values() for mark in ((found,) if isinstance(found, Mark) else found)]
+
+
+def grouped_marks(marks: Iterable[Mark]) -> Reported:
+    """Marks as the view reports them: per form and kind of call, in the order first met, its ids."""
+    marked: dict[tuple[RepairForm, CallKind], list[str]] = {}
+    for mark in marks:
+        marked.setdefault((mark.form, mark.kind), []).append(mark.call_id)
+    return tuple((form, kind, tuple(ids)) for (form, kind), ids in marked.items())
+
+
+def _plan_turn(adapter: LaneAdapter, reading: Attribution, index: int, slots: list[Slot]) -> _TurnPlan | None:
     """What the turn becomes: each call's kept result or its close, and where later results go.
 
     ``None``: the turn stays as it stands, and nothing was restored on it.
     """
     rewritten = index in reading.rewritten
-    decided: _Notes = {}
+    decided: Notes = {}
     replaced: dict[int, tuple[_Piece, ...]] = {}
     after: tuple[int, tuple[_Piece, ...]] | None = None
     dropped: set[int] = set()  # the slots (by place) left out: no result, and no honest close for the call
@@ -577,17 +664,12 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
                     decided.setdefault(("late_result", call_kind), {})[call_id] = None
                     moved.append(piece)
                     changed = True
-            for r in slot.results:
-                if r in window_set:
-                    continue
-                form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
-                decided.setdefault((form, call_kind), {})[call_id] = None
-                if adapter.interrupted(units[r]):
-                    replaced[r] = ()
-                    continue
-                kind, unit = adapter.deliver(units[r], call, second=answered)
-                replaced[r] = ((kind, unit, sources.get(r) if kind == PART else None),)
-                answered = True
+            if len(slot.results) > len(window):
+                later = [r for r in slot.results if r not in window_set]
+                answered = _in_place(
+                    adapter, view, slot, later, call_kind, answered=answered, decided=decided, replaced=replaced
+                )
+            slot.answered = answered
         if anywhere:
             if synthetic:
                 kinds, end = view.kinds, index
@@ -599,7 +681,7 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
                 replaced[r] = ()
             placed.sort(key=lambda entry: entry[0])
             after = (index, (*(piece for _, piece in placed), *moved, *synthetic))
-    reported = _reported(reading.notes.get(index), decided)
+    reported = turn_reported(reading.notes.get(index), decided)
     if not rewritten and not replaced and after is None and not reported:
         return None
     calls = (
@@ -607,10 +689,43 @@ def _plan_turn(adapter: LaneAdapter, reading: _Attribution, index: int, slots: l
         if rewritten
         else None
     )
-    return _TurnPlan(turn=index, calls=calls, replaced=tuple(replaced.items()), after=after, repairs=reported)
+    return _TurnPlan(
+        turn=index, calls=calls, replaced=tuple(replaced.items()), after=after, repairs=reported, decided=decided
+    )
 
 
-def _reported(read: _Notes | None, decided: _Notes) -> _Reported:
+def _in_place(
+    adapter: LaneAdapter,
+    view: View,
+    slot: Slot,
+    results: Sequence[int],
+    call_kind: CallKind,
+    *,
+    answered: bool,
+    decided: Notes,
+    replaced: dict[int, tuple[_Piece, ...]],
+) -> bool:
+    """The call's ``results`` recorded after its window, each delivered where it stands; whether it is then answered.
+
+    ``call_kind``: the kind of call it is; ``answered``: whether a result the model saw answers the call
+    before them. An interrupted close there is left out; any other result becomes what ``deliver``
+    writes (iii).
+    """
+    units, sources = view.units, view.sources
+    call, call_id = slot.out, slot.call.call_id
+    for r in results:
+        form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
+        decided.setdefault((form, call_kind), {})[call_id] = None
+        if adapter.interrupted(units[r]):
+            replaced[r] = ()
+            continue
+        kind, unit = adapter.deliver(units[r], call, second=answered)
+        replaced[r] = ((kind, unit, sources.get(r) if kind == PART else None),)
+        answered = True
+    return answered
+
+
+def turn_reported(read: Notes | None, decided: Notes) -> Reported:
     """A turn's repairs in report order: per form (``_TURN_FORM_ORDER``) and kind of call, its ids.
 
     The ids reading restored come first, then those the decision did.
@@ -634,7 +749,7 @@ def _write(
 
     Reads the plan only: nothing here decides what a turn becomes.
     """
-    repairs: list[ToolTurnRepair] = []
+    turns: list[tuple[Reported, bool]] = []
     for turn_plan in plan.turns:
         if not turn_plan.repairs:
             continue
@@ -644,19 +759,29 @@ def _write(
             and isinstance(turn, Turn)
             and any(id(item) in prior for item in messages[turn.position : turn.position + len(turn.items)])
         )
-        repairs.extend(
-            ToolTurnRepair(form=form, tool_call_ids=ids, before_run=before and form == "missing_result", call_kind=kind)
-            for form, kind, ids in turn_plan.repairs
-        )
-    if plan.orphans:
-        repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=plan.orphans))
-    repairs.extend(ToolTurnRepair(form=form, tool_call_ids=ids, call_kind=kind) for form, kind, ids in plan.marked)
+        turns.append((turn_plan.repairs, before))
+    repairs = repairs_in_order(turns, plan.orphans, plan.marked)
     if not repairs:
         return ToolTurnView(messages=messages, repairs=())
-    return ToolTurnView(messages=adapter.write(_emit(adapter, view, plan, messages)), repairs=tuple(repairs))
+    return ToolTurnView(messages=adapter.write(emit_view(adapter, view, plan, messages)), repairs=repairs)
 
 
-def _emit(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[object]) -> Emitted:
+def repairs_in_order(
+    turns: Iterable[tuple[Reported, bool]], orphans: Sequence[str], marked: Reported
+) -> tuple[ToolTurnRepair, ...]:
+    """The view's repairs in report order: each turn's (with whether it was inherited), the orphans, the marks."""
+    repairs = [
+        ToolTurnRepair(form=form, tool_call_ids=ids, before_run=before and form == "missing_result", call_kind=kind)
+        for reported, before in turns
+        for form, kind, ids in reported
+    ]
+    if orphans:
+        repairs.append(ToolTurnRepair(form="orphan_result", tool_call_ids=tuple(orphans)))
+    repairs.extend(ToolTurnRepair(form=form, tool_call_ids=ids, call_kind=kind) for form, kind, ids in marked)
+    return tuple(repairs)
+
+
+def emit_view(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[object]) -> Emitted:
     """Every unit in order: replaced where the plan says, each followed by what the plan writes after it."""
     units, sources = view.units, view.sources
     at: dict[int, tuple[_Piece, ...]] = dict.fromkeys(plan.left_out, ())

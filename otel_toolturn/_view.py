@@ -262,6 +262,8 @@ class Emitted:
     """Where a unit the law left out (``View.refused``) stood: the index in ``items`` of what followed it. A lane
     that regroups result and part runs into messages does not join runs across one, so what stands before it
     is written as it was before the unit was there."""
+    more: bool = False
+    """Whether more of the transcript follows what is emitted (a segment of a stream, ``_law_stream``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -320,6 +322,22 @@ class HandoffWire(Protocol):
         """A new list with ``call`` removed from ``carrier`` (the last call: the carrier's text kept as plain text)."""
 
 
+class ValidationStream(Protocol):
+    """A lane's provider rules fed one segment of a transcript at a time (``LaneAdapter.validate_stream``).
+
+    Segments are cut only where ``_law_stream.cut_here`` allows (before an item the model produced whose
+    predecessor it did not produce). Positions count on across segments: every ``Violation`` and every
+    ``ToolTurnInputError`` names the item's position in the whole transcript. What the stream keeps of the
+    segments already fed is bounded by their calls and ids, never their content.
+    """
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment; ``last``: the transcript ends with it."""
+
+    def close(self) -> list[Violation]:
+        """The rules the whole transcript breaks: exactly ``validate`` of the whole list, in its order."""
+
+
 class LaneAdapter(Protocol):
     """One wire lane's reading and writing of the view: the only place its spelling lives."""
 
@@ -335,11 +353,19 @@ class LaneAdapter(Protocol):
         ``chained``: the request continues server-held state (only Responses reads it).
         """
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """``validate`` fed one segment at a time: ``validate`` is this stream fed the whole list as one segment."""
+
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Cut the wire list into units, in order (a list it cannot read is a ``ToolTurnInputError``).
 
         A turn the lane tells clean is one ``Clean`` unit, unless its position is in ``full``: then it is
-        read as a ``Turn`` and its results, as any other.
+        read as a ``Turn`` and its results, as any other. ``state``: the list is one segment of a transcript
+        read in segments (``_law_stream``); what the lane's reading of the earlier segments bears on this one
+        is kept there, and updated (Responses: the item ids so far; Gemini: the call matcher and whether a
+        user turn stood yet; Ollama: the call matcher).
         """
 
     def interrupted(self, result: object) -> bool:

@@ -34,6 +34,7 @@ from otel_toolturn._view import (
     TakenIds,
     Turn,
     UnitKind,
+    ValidationStream,
     View,
     Violation,
     field,
@@ -81,13 +82,16 @@ class AnthropicMessages(AdapterDefaults):
     unique_ids = True
     results_anywhere = False
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
         Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
         turn whose ``tool_use`` blocks end the message, with distinct ids, followed by
         a user message of exactly one ``tool_result`` per call, is read with that message as ``Clean``.
         """
+        del state  # nothing of what came before a cut changes how this lane reads
         view = View()
         units, kinds = view.units, view.kinds
         position, stop = 0, len(messages)
@@ -255,8 +259,14 @@ class AnthropicMessages(AdapterDefaults):
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Messages API's tool-turn rules, in its own words, on the merged role turns."""
+        stream = self.validate_stream(chained=chained)
+        stream.feed(messages, last=True)
+        return stream.close()
+
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """``validate`` fed one segment at a time, each cut at the start of an assistant turn."""
         del chained  # no server-held state continues this lane's transcript
-        return _validate(messages)
+        return _MessagesStream()
 
     transcript_field: str = "messages"
 
@@ -430,13 +440,17 @@ _Blocks = list[tuple[int, int, object]]
 """A role turn's blocks, each with the position of its message and its index there."""
 
 
-def _role_turns(messages: Sequence[object], empties: list[Violation]) -> Iterator[tuple[object, _Blocks, bool]]:
+def _role_turns(
+    messages: Sequence[object], start: int, empties: list[Violation], *, last: bool
+) -> Iterator[tuple[object, _Blocks, bool]]:
     """Consecutive same-role messages merged, as the API merges them: each turn's role, blocks, and whether it is last.
 
-    One turn is held at a time. An empty message or text block is added to ``empties`` as it is read.
+    ``start``: the position of ``messages[0]`` in the transcript; ``last``: the transcript ends with
+    ``messages``. One turn is held at a time. An empty message or text block is added to ``empties`` as it
+    is read.
     """
     turn: tuple[object, _Blocks] | None = None
-    for position, message in enumerate(messages):
+    for position, message in enumerate(messages, start):
         role = role_of(message)
         content = _blocks(message)
         if isinstance(content, str):
@@ -470,64 +484,97 @@ def _role_turns(messages: Sequence[object], empties: list[Violation]) -> Iterato
             yield (*turn, False)
         turn = (role, blocks)
     if turn is not None:
-        yield (*turn, True)
+        yield (*turn, last)
 
 
-def _validate(messages: Sequence[object]) -> list[Violation]:
-    """The Messages API's rules on the merged role turns: empty messages and text first, then the tool turns."""
-    empties: list[Violation] = []
-    violations: list[Violation] = []
-    seen_ids: set[str] = set()
-    expected: list[str] = []
-    expected_at = 0
-    for role, blocks, final in _role_turns(messages, empties):
-        if role == "user":
-            answered: list[str] = []
-            leading = True
-            for pos, index, block in blocks:
-                if field(block, "type") != "tool_result":
-                    leading = False
-                    continue
-                call_id = field(block, "tool_use_id")
-                if not leading and call_id in expected:
-                    violations.append(
-                        Violation(
-                            position=pos,
-                            rule="results_not_leading",
-                            message=f"messages.{pos}: Did not find {len(expected)} tool_result block(s) at "
-                            "the beginning of this message. Messages following tool_use blocks must begin "
-                            "with a matching number of tool_result blocks.",
-                        )
+class _MessagesStream:
+    """The Messages API's rules on the merged role turns, fed one segment at a time (``validate_stream``).
+
+    A segment starts an assistant turn, so no role turn spans a cut; one turn is held at a time. Carried
+    across a cut: the position the next segment starts at, the ``tool_use`` ids so far, the ids the last
+    turn called that its answer must hold (with their position), and the violations found, empty messages
+    and text apart (they come first).
+    """
+
+    __slots__ = ("_at", "_empties", "_expected", "_expected_at", "_seen", "_violations")
+
+    def __init__(self) -> None:
+        self._at = 0
+        self._seen: set[str] = set()
+        self._expected: list[str] = []
+        self._expected_at = 0
+        self._empties: list[Violation] = []
+        self._violations: list[Violation] = []
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment's role turns; ``last``: the transcript ends with it."""
+        for role, blocks, final in _role_turns(messages, self._at, self._empties, last=last):
+            if role == "user":
+                self._answer(blocks)
+            else:
+                self._call(blocks, final=final)
+        self._at += len(messages)
+
+    def close(self) -> list[Violation]:
+        """Empty messages and text first, then the tool turns, as ``validate`` of the whole list."""
+        if self._expected:
+            self._violations.append(_missing(self._expected_at, self._expected))
+            self._expected = []
+        return self._empties + self._violations
+
+    def _answer(self, blocks: _Blocks) -> None:
+        """A user turn's results against the calls of the turn before it."""
+        violations, expected = self._violations, self._expected
+        answered: list[str] = []
+        leading = True
+        for pos, index, block in blocks:
+            if field(block, "type") != "tool_result":
+                leading = False
+                continue
+            call_id = field(block, "tool_use_id")
+            if not leading and call_id in expected:
+                violations.append(
+                    Violation(
+                        position=pos,
+                        rule="results_not_leading",
+                        message=f"messages.{pos}: Did not find {len(expected)} tool_result block(s) at "
+                        "the beginning of this message. Messages following tool_use blocks must begin "
+                        "with a matching number of tool_result blocks.",
                     )
-                elif call_id in answered:
-                    violations.append(
-                        Violation(
-                            position=pos,
-                            rule="multiple_results",
-                            message="each tool_use must have a single result. "
-                            f"Found multiple tool_result blocks with id: {call_id}",
-                        )
+                )
+            elif call_id in answered:
+                violations.append(
+                    Violation(
+                        position=pos,
+                        rule="multiple_results",
+                        message="each tool_use must have a single result. "
+                        f"Found multiple tool_result blocks with id: {call_id}",
                     )
-                elif call_id not in expected:
-                    violations.append(
-                        Violation(
-                            position=pos,
-                            rule="unexpected_tool_result",
-                            message=f"messages.{pos}.content.{index}: unexpected `tool_use_id` found in "
-                            f"`tool_result` blocks: {call_id}. Each `tool_result` block must have a "
-                            "corresponding `tool_use` block in the previous message.",
-                        )
+                )
+            elif call_id not in expected:
+                violations.append(
+                    Violation(
+                        position=pos,
+                        rule="unexpected_tool_result",
+                        message=f"messages.{pos}.content.{index}: unexpected `tool_use_id` found in "
+                        f"`tool_result` blocks: {call_id}. Each `tool_result` block must have a "
+                        "corresponding `tool_use` block in the previous message.",
                     )
-                else:
-                    answered.append(str(call_id))
-            missing = [c for c in expected if c not in answered]
-            if missing:
-                violations.append(_missing(expected_at, missing))
-            expected = []
-            continue
-        if expected:
-            violations.append(_missing(expected_at, expected))
-        expected = []
+                )
+            else:
+                answered.append(str(call_id))
+        missing = [c for c in expected if c not in answered]
+        if missing:
+            violations.append(_missing(self._expected_at, missing))
+        self._expected = []
+
+    def _call(self, blocks: _Blocks, *, final: bool) -> None:
+        """Any other turn's server blocks and ``tool_use`` blocks (``final``: it ends the transcript)."""
+        violations, seen_ids = self._violations, self._seen
+        if self._expected:
+            violations.append(_missing(self._expected_at, self._expected))
+        expected: list[str] = []
+        self._expected = expected
         calling = False
         last = final and all(field(block, "type") != "tool_use" for _, _, block in blocks)
         violations.extend(server_violations(blocks, last=last))
@@ -555,7 +602,7 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                 else:
                     seen_ids.add(call_id)
                     expected.append(call_id)
-                    expected_at = pos
+                    self._expected_at = pos
                 calling = True
             elif calling:
                 violations.append(
@@ -568,9 +615,6 @@ def _validate(messages: Sequence[object]) -> list[Violation]:
                     )
                 )
                 calling = False
-    if expected:
-        violations.append(_missing(expected_at, expected))
-    return empties + violations
 
 
 def _missing(position: int, ids: list[str]) -> Violation:

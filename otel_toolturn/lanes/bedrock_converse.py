@@ -52,6 +52,7 @@ from otel_toolturn._view import (
     TakenIds,
     Turn,
     UnitKind,
+    ValidationStream,
     View,
     Violation,
     field,
@@ -140,7 +141,9 @@ class BedrockConverse(AdapterDefaults):
     unique_ids = True
     results_anywhere = False
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Assistant messages with client ``toolUse`` blocks as turns, other assistant messages as replies.
 
         Each ``toolResult`` of a user message is a result and its other block runs are parts; a message whose
@@ -149,6 +152,7 @@ class BedrockConverse(AdapterDefaults):
         (``reasoningContent`` and ``cachePoint`` aside), with distinct ids, followed by a user
         message that opens with exactly one ``toolResult`` per call and holds no other, is ``Clean``.
         """
+        del state  # nothing of what came before a cut changes how this lane reads
         view = View()
         units, kinds = view.units, view.kinds
         position, stop = 0, len(messages)
@@ -327,7 +331,7 @@ class BedrockConverse(AdapterDefaults):
                 wire.append(item)
             else:
                 segment.append((kind, item, source))
-        _flush(segment, wire, last=True)
+        _flush(segment, wire, last=not out.more)
         return wire
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
@@ -341,8 +345,14 @@ class BedrockConverse(AdapterDefaults):
         checked: ``Conversation blocks and tool result blocks cannot be provided in the same turn``, which some
         models behind the service apply to a user message holding results and text.
         """
+        stream = self.validate_stream(chained=chained)
+        stream.feed(messages, last=True)
+        return stream.close()
+
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """``validate`` fed one segment at a time, each cut at the start of an assistant message."""
         del chained  # no server-held state continues this lane's transcript
-        return _validate(messages)
+        return _ConverseStream()
 
     transcript_field: str = "messages"
 
@@ -561,95 +571,121 @@ _ALTERNATE_WORDS: Final = (
 )
 
 
-def _validate(messages: Sequence[object]) -> list[Violation]:
-    violations: list[Violation] = []
-    seen_ids: set[str] = set()
-    expected: list[str] = []
-    expected_at = 0
-    previous_role: object = None
-    for position, message in enumerate(messages):
-        role, content = _role(message), _content(message)
-        blocks = list(content) if is_list(content) else []
-        if not blocks:
-            violations.append(
-                Violation(
-                    position=position,
-                    rule="empty_message",
-                    message=f"The content field in the Message object at messages.{position} is empty. "
-                    "Add a ContentBlock object to the content field and try again.",
-                )
-            )
-        for index, block in enumerate(blocks):
-            if _kind(block) == "text" and not field(block, "text"):
+class _ConverseStream:
+    """The Converse API's rules message by message, fed one segment at a time (``validate_stream``).
+
+    Carried across a cut: the position the next segment starts at, the role of the last user or assistant
+    message (for the turn order), the ``toolUse`` ids so far, the ids the last message called that the next
+    must answer (with its position), and the violations found.
+    """
+
+    __slots__ = ("_at", "_expected", "_expected_at", "_previous_role", "_seen", "_violations")
+
+    def __init__(self) -> None:
+        self._at = 0
+        self._seen: set[str] = set()
+        self._expected: list[str] = []
+        self._expected_at = 0
+        self._previous_role: object = None
+        self._violations: list[Violation] = []
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment's messages; ``last``: the transcript ends with it."""
+        del last  # a rule on the end of the list is judged at ``close``
+        violations, seen_ids = self._violations, self._seen
+        expected, expected_at, previous_role = self._expected, self._expected_at, self._previous_role
+        for position, message in enumerate(messages, self._at):
+            role, content = _role(message), _content(message)
+            blocks = list(content) if is_list(content) else []
+            if not blocks:
                 violations.append(
                     Violation(
                         position=position,
-                        rule="empty_text",
-                        message=f"The text field in the ContentBlock object at messages.{position}.content.{index} "
-                        "is blank. Add text to the text field, and try again.",
+                        rule="empty_message",
+                        message=f"The content field in the Message object at messages.{position} is empty. "
+                        "Add a ContentBlock object to the content field and try again.",
                     )
                 )
-        if role in ("user", "assistant"):
-            if previous_role is None and role == "assistant":
-                violations.append(Violation(position=position, rule="first_message_not_user", message=_START_WORDS))
-            elif role == previous_role:
-                violations.append(Violation(position=position, rule="roles_not_alternating", message=_ALTERNATE_WORDS))
-            previous_role = role
-        if role == "user":
-            violations.extend(_answers(position, blocks, expected, expected_at))
-            expected = []
-            continue
-        if expected:
-            violations.append(_missing(expected_at + 1, expected))
-        expected = []
-        if role != "assistant":
-            continue
-        calling = False
-        for index, block in enumerate(blocks):
-            use = _call(block)
-            if use is None:
-                if calling and _kind(block) not in _KEPT_IN_PLACE:
+            for index, block in enumerate(blocks):
+                if _kind(block) == "text" and not field(block, "text"):
                     violations.append(
                         Violation(
                             position=position,
-                            rule="block_after_tool_use",
-                            message=f"messages.{position}.content.{index}: a toolUse block must be followed only "
-                            "by toolUse blocks in its message",
+                            rule="empty_text",
+                            message=f"The text field in the ContentBlock object at messages.{position}.content."
+                            f"{index} is blank. Add text to the text field, and try again.",
                         )
                     )
-                    calling = False
+            if role in ("user", "assistant"):
+                if previous_role is None and role == "assistant":
+                    violations.append(Violation(position=position, rule="first_message_not_user", message=_START_WORDS))
+                elif role == previous_role:
+                    violations.append(
+                        Violation(position=position, rule="roles_not_alternating", message=_ALTERNATE_WORDS)
+                    )
+                previous_role = role
+            if role == "user":
+                violations.extend(_answers(position, blocks, expected))
+                expected = []
                 continue
-            call_id = field(use, "toolUseId")
-            if not isinstance(call_id, str) or not fits_id(call_id):
-                violations.append(
-                    Violation(
-                        position=position,
-                        rule="invalid_tool_use_id",
-                        message=f"1 validation error detected: Value at 'messages.{position + 1}.member.content."
-                        f"{index + 1}.member.toolUse.toolUseId' failed to satisfy constraint: Member must "
-                        "satisfy regular expression pattern: [a-zA-Z0-9_.:-]+ and have length less than or "
-                        "equal to 64",
+            if expected:
+                violations.append(_missing(expected_at + 1, expected))
+            expected = []
+            if role != "assistant":
+                continue
+            calling = False
+            for index, block in enumerate(blocks):
+                use = _call(block)
+                if use is None:
+                    if calling and _kind(block) not in _KEPT_IN_PLACE:
+                        violations.append(
+                            Violation(
+                                position=position,
+                                rule="block_after_tool_use",
+                                message=f"messages.{position}.content.{index}: a toolUse block must be followed "
+                                "only by toolUse blocks in its message",
+                            )
+                        )
+                        calling = False
+                    continue
+                call_id = field(use, "toolUseId")
+                if not isinstance(call_id, str) or not fits_id(call_id):
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="invalid_tool_use_id",
+                            message=f"1 validation error detected: Value at 'messages.{position + 1}.member."
+                            f"content.{index + 1}.member.toolUse.toolUseId' failed to satisfy constraint: Member "
+                            "must satisfy regular expression pattern: [a-zA-Z0-9_.:-]+ and have length less "
+                            "than or equal to 64",
+                        )
                     )
-                )
-            elif call_id in seen_ids:
-                violations.append(
-                    Violation(
-                        position=position,
-                        rule="duplicate_tool_use_id",
-                        message=f"The toolUse blocks at messages.{position}.content contain duplicate Ids: {call_id}",
+                elif call_id in seen_ids:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="duplicate_tool_use_id",
+                            message=f"The toolUse blocks at messages.{position}.content contain duplicate Ids: "
+                            f"{call_id}",
+                        )
                     )
-                )
-            else:
-                seen_ids.add(call_id)
-                expected.append(call_id)
-                expected_at = position
-            calling = True
-    if expected:
-        violations.append(_missing(expected_at + 1, expected))
-    return violations
+                else:
+                    seen_ids.add(call_id)
+                    expected.append(call_id)
+                    expected_at = position
+                calling = True
+        self._at += len(messages)
+        self._expected, self._expected_at, self._previous_role = expected, expected_at, previous_role
+
+    def close(self) -> list[Violation]:
+        """The violations of the whole transcript, the calls left unanswered at its end last."""
+        if self._expected:
+            self._violations.append(_missing(self._expected_at + 1, self._expected))
+            self._expected = []
+        return self._violations
 
 
-def _answers(position: int, blocks: list[object], expected: list[str], expected_at: int) -> list[Violation]:
+def _answers(position: int, blocks: list[object], expected: list[str]) -> list[Violation]:
     """The rules a user message breaks in answering ``expected``, the calls of the message before it."""
     violations: list[Violation] = []
     answered: list[str] = []
@@ -682,7 +718,6 @@ def _answers(position: int, blocks: list[object], expected: list[str], expected_
     missing = [call_id for call_id in expected if call_id not in answered]
     if missing:
         violations.append(_missing(position, missing))
-    del expected_at
     return violations
 
 

@@ -16,12 +16,11 @@ Chat-shaped (assistant ``tool_calls``, ``tool`` messages answering a ``tool_call
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Final
 
-from otel_toolturn._view import Violation
+from otel_toolturn._view import ValidationStream, Violation
 from otel_toolturn._vocab import Dialect
-from otel_toolturn.lanes.openai_chat import OpenAIChat
+from otel_toolturn.lanes.openai_chat import ChatValidation, OpenAIChat
 
 ERROR_PREFIX: Final = "invalid request: "
 """What Cohere writes ahead of a refusal's words."""
@@ -42,13 +41,20 @@ class CohereChat(OpenAIChat):
         """Cohere's ``"NONE"``."""
         return tool_choice == NONE
 
-    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
-        """Chat's tool-turn rules, in Cohere's words (``invalid request: `` and OpenAI's)."""
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """Chat's tool-turn rules, in Cohere's words (``invalid request: `` and OpenAI's), fed one segment at a time."""
         del chained  # no server-held state continues this lane's transcript
-        return [
-            Violation(position=v.position, rule=v.rule, message=ERROR_PREFIX + v.message)
-            for v in super().validate(messages)
-        ]
+        return CohereValidation()
+
+
+class CohereValidation(ChatValidation):
+    """Chat's rules over a transcript fed in segments, each stated after ``invalid request: ``: Chat's state alone."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Violation]:
+        """Chat's violations of the whole transcript, in order, in Cohere's words."""
+        return [Violation(position=v.position, rule=v.rule, message=ERROR_PREFIX + v.message) for v in super().close()]
 
 
 ADAPTER: Final[CohereChat] = CohereChat()

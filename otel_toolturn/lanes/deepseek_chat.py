@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from otel_toolturn._view import Violation, field
+from otel_toolturn._view import ValidationStream, Violation, field
 from otel_toolturn._vocab import Dialect
 from otel_toolturn.lanes._common import is_list, role_of
-from otel_toolturn.lanes.openai_chat import OpenAIChat
+from otel_toolturn.lanes.openai_chat import ChatValidation, OpenAIChat
 
 GUIDE: Final = "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
 """The page DeepSeek's refusal points to."""
@@ -54,30 +54,53 @@ class DeepSeekChat(OpenAIChat):
 
     dialect: Dialect | None = "deepseek"
 
-    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
         """Chat's tool-turn rules in OpenAI's words, and each assistant message of a tool turn without reasoning."""
         del chained  # no server-held state continues this lane's transcript
-        violations = super().validate(messages)
-        turn: list[int] = []  # the assistant messages since the last user message
-        tools = False
+        return DeepSeekValidation()
 
-        def close() -> None:
-            if tools:
-                violations.extend(
-                    Violation(position=at, rule="missing_reasoning_content", message=reasoning_words(at))
-                    for at in turn
-                    if field(messages[at], "reasoning_content") is None
-                )
 
-        for position, message in enumerate(messages):
+class DeepSeekValidation(ChatValidation):
+    """Chat's rules and DeepSeek's reasoning rule over a transcript fed in segments.
+
+    The rule spans everything between two user messages, so cuts too: beyond Chat's state it holds whether
+    the model called tools since the last user message and, until it has, the positions of the assistant
+    messages there without ``reasoning_content`` (once it has, each such message is stated as it comes).
+    """
+
+    __slots__ = ("_tools", "_unreasoned", "_unreasoned_turns")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tools = False
+        self._unreasoned: list[int] = []
+        self._unreasoned_turns: list[Violation] = []
+        """The assistant messages of tool turns without reasoning so far, in order of position."""
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment by Chat's rules, then its assistant messages by the reasoning rule."""
+        start = self.fed
+        super().feed(messages, last=last)
+        stated, unreasoned, tools = self._unreasoned_turns, self._unreasoned, self._tools
+        for position, message in enumerate(messages, start):
             role = role_of(message)
             if role == "user":
-                close()
-                turn, tools = [], False
+                unreasoned, tools = [], False
             elif role == "assistant":
-                turn.append(position)
-                tools = tools or _calls_tools(message)
-        close()
+                if field(message, "reasoning_content") is None:
+                    unreasoned.append(position)
+                if tools or _calls_tools(message):
+                    tools = True
+                    stated.extend(
+                        Violation(position=at, rule="missing_reasoning_content", message=reasoning_words(at))
+                        for at in unreasoned
+                    )
+                    unreasoned = []
+        self._unreasoned, self._tools = unreasoned, tools
+
+    def close(self) -> list[Violation]:
+        """Chat's violations and the reasoning rule's, in order of position (Chat's first at one position)."""
+        violations = [*super().close(), *self._unreasoned_turns]
         violations.sort(key=lambda violation: violation.position)
         return violations
 

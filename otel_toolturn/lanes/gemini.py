@@ -159,7 +159,9 @@ def _camel(key: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
-def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[int, object, object]]]:
+def call_step(
+    contents: Sequence[object], first: int, *, offset: int = 0
+) -> tuple[int, list[tuple[int, object, object]]]:
     """The model contents from ``first`` (a model content) read as one step: where it ends, and its calls.
 
     Each call as ``(content index, part, call data)``.
@@ -168,6 +170,9 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
     content ends the step ahead of it when it is the model's next answer: it holds no call (the model
     answered), its first call carries a thought signature (each answer signs its first call), or it
     repeats a call id of the step (one answer never repeats one). A run without calls is read whole.
+
+    ``offset``: where ``contents`` stands in the whole transcript (a segment's), for the position a
+    ``ToolTurnInputError`` names.
     """
     calls: list[tuple[int, object, object]] = []
     step_ids: set[str] | None = None  # the ids the step's calls carry, gathered once a second content has calls
@@ -176,7 +181,7 @@ def call_step(contents: Sequence[object], first: int) -> tuple[int, list[tuple[i
         content = contents[index]
         parts = content.get("parts") if type(content) is dict else None
         if type(parts) is not list:
-            parts = parts_of(content, index)
+            parts = parts_of(content, offset + index)
         found: list[tuple[int, object, object]] = [] if calls else calls  # a step's first calls are its own
         for part in parts:
             if type(part) is not dict:
@@ -229,7 +234,9 @@ class GeminiGenerateContent(AdapterDefaults):
     unique_ids = False
     results_anywhere = False
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Runs of model contents with calls as turns, other model contents replies, responses and parts.
 
         Each ``functionResponse`` part of a user content is a result; the content's other parts are one
@@ -241,10 +248,13 @@ class GeminiGenerateContent(AdapterDefaults):
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
-        matcher = Matcher()
+        matcher = Matcher() if state is None else state.setdefault("matcher", Matcher())
+        assert isinstance(matcher, Matcher)  # noqa: S101 - what a stream keeps under that name
         index, stop = 0, len(messages)
         after_results = False  # the content right before held responses
         leading, scanned = True, 0  # whether every unit so far is a result or a reply; the units read for it
+        if state is not None:
+            leading = state.get("leading", True) is True
         while index < stop:
             content = messages[index]
             if (content.get("role") if type(content) is dict else content_role(content)) == "model":
@@ -335,6 +345,8 @@ class GeminiGenerateContent(AdapterDefaults):
                 kinds.append(PART)
             after_results = True
             index += 1
+        if state is not None:
+            state["leading"] = leading and all(kind in (RESULT, REPLY) for kind in kinds[scanned:])
         return view
 
     def interrupted(self, result: object) -> bool:
@@ -461,8 +473,14 @@ class GeminiGenerateContent(AdapterDefaults):
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
         """The Gemini API's tool-turn rules, in its own words."""
+        stream = self.validate_stream(chained=chained)
+        stream.feed(messages, last=True)
+        return stream.close()
+
+    def validate_stream(self, *, chained: bool = False) -> GeminiValidation:
+        """``validate`` fed one segment of ``contents`` at a time (``GeminiValidation``)."""
         del chained  # no server-held state continues this lane's transcript
-        return _validate(messages)
+        return GeminiValidation()
 
     transcript_field: str = "contents"
 
@@ -711,61 +729,85 @@ _EMPTY_WORDS: Final = (
 )
 
 
-def _validate(contents: Sequence[object]) -> list[Violation]:
-    """Each rule in order of position: see ``validate`` in ``otel_toolturn._validate`` for the rule keys."""
-    violations: list[Violation] = []
-    matcher = Matcher()
-    pending: list[str] | None = None  # the call keys of the run right before, awaiting its responses
-    pending_at = 0
-    index, stop = 0, len(contents)
-    while index < stop:
-        content = contents[index]
-        parts = parts_of(content, index)
-        if content_role(content) == "model":
-            first = index
-            index, calls = call_step(contents, first)
-            violations.extend(
-                Violation(position=position, rule="empty_parts", message=_EMPTY_WORDS)
-                for position in range(first, index)
-                if not parts_of(contents[position], position)
-            )
-            if not calls:
-                continue
-            if first == 0:
-                violations.append(Violation(position=first, rule="call_turn_position", message=_CALL_POSITION_WORDS))
-            at, part, data = calls[0]
-            if not signed(part):
-                words = MISSING_SIGNATURE_WORDS.format(name=name_of(data) or "", position=at + 1)
-                violations.append(Violation(position=at, rule="missing_thought_signature", message=words))
-            pending = matcher.turn(first, calls)
-            pending_at = first
-            continue
-        if not parts:
-            violations.append(Violation(position=index, rule="empty_parts", message=_EMPTY_WORDS))
-        datas = [response_of(part) for part in parts]
-        keys = matcher.responses([data for data in datas if data is not None])
-        trailing, seen = False, False
-        for data in datas:
-            if data is not None:
-                seen = True
-            elif seen:
-                trailing = True
-        if keys:
-            if pending is None:
-                violations.append(
-                    Violation(position=index, rule="response_turn_position", message=_RESPONSE_POSITION_WORDS)
+class GeminiValidation:
+    """The Gemini API's tool-turn rules over ``contents`` fed one segment at a time (``_view.ValidationStream``).
+
+    See ``validate`` in ``otel_toolturn._validate`` for the rule keys. Kept across a cut: the ``Matcher`` (which
+    call each response answers), the keys of the run right before awaiting its responses and where it stood,
+    the rules broken so far, and where the next segment starts. A cut falls before a model content after a
+    non-model one, so a call step never spans two segments.
+    """
+
+    __slots__ = ("_matcher", "_offset", "_pending", "_pending_at", "_violations")
+
+    def __init__(self) -> None:
+        self._violations: list[Violation] = []
+        self._matcher = Matcher()
+        self._pending: list[str] | None = None  # the call keys of the run right before, awaiting its responses
+        self._pending_at = 0
+        self._offset = 0
+
+    def feed(self, contents: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment; ``last``: ``contents`` ends with it."""
+        violations, matcher, offset = self._violations, self._matcher, self._offset
+        pending, pending_at = self._pending, self._pending_at
+        index, stop = 0, len(contents)
+        while index < stop:
+            content = contents[index]
+            parts = parts_of(content, offset + index)
+            if content_role(content) == "model":
+                first = index
+                index, calls = call_step(contents, first, offset=offset)
+                violations.extend(
+                    Violation(position=offset + position, rule="empty_parts", message=_EMPTY_WORDS)
+                    for position in range(first, index)
+                    if not parts_of(contents[position], offset + position)
                 )
-            elif sorted(k or "" for k in keys) != sorted(pending):
-                violations.append(_count(index))
-            if trailing:
-                violations.append(Violation(position=index, rule="text_after_responses", message=_TRAILING_WORDS))
-        elif pending is not None:
+                if not calls:
+                    continue
+                if offset + first == 0:
+                    violations.append(Violation(position=0, rule="call_turn_position", message=_CALL_POSITION_WORDS))
+                at, part, data = calls[0]
+                if not signed(part):
+                    words = MISSING_SIGNATURE_WORDS.format(name=name_of(data) or "", position=offset + at + 1)
+                    violations.append(Violation(position=offset + at, rule="missing_thought_signature", message=words))
+                pending = matcher.turn(offset + first, calls)
+                pending_at = offset + first
+                continue
+            position = offset + index
+            if not parts:
+                violations.append(Violation(position=position, rule="empty_parts", message=_EMPTY_WORDS))
+            datas = [response_of(part) for part in parts]
+            keys = matcher.responses([data for data in datas if data is not None])
+            trailing, seen = False, False
+            for data in datas:
+                if data is not None:
+                    seen = True
+                elif seen:
+                    trailing = True
+            if keys:
+                if pending is None:
+                    violations.append(
+                        Violation(position=position, rule="response_turn_position", message=_RESPONSE_POSITION_WORDS)
+                    )
+                elif sorted(k or "" for k in keys) != sorted(pending):
+                    violations.append(_count(position))
+                if trailing:
+                    violations.append(
+                        Violation(position=position, rule="text_after_responses", message=_TRAILING_WORDS)
+                    )
+            elif pending is not None:
+                violations.append(_count(pending_at))
+            pending = None
+            index += 1
+        if last and pending is not None:
             violations.append(_count(pending_at))
-        pending = None
-        index += 1
-    if pending is not None:
-        violations.append(_count(pending_at))
-    return sorted(violations, key=lambda v: v.position)
+            pending = None
+        self._pending, self._pending_at, self._offset = pending, pending_at, offset + stop
+
+    def close(self) -> list[Violation]:
+        """Every rule ``contents`` breaks, in order of position: exactly ``validate`` of the whole list."""
+        return sorted(self._violations, key=lambda v: v.position)
 
 
 def _count(position: int) -> Violation:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
-from otel_toolturn._view import TakenIds, Violation, field
+from otel_toolturn._view import TakenIds, ValidationStream, Violation, field
 from otel_toolturn._vocab import Dialect
 from otel_toolturn.lanes._common import is_list, role_of
-from otel_toolturn.lanes.openai_chat import OpenAIChat
+from otel_toolturn.lanes.openai_chat import ChatValidation, OpenAIChat
 
 _ID_LENGTH: Final = 9
 _ID_CHARACTERS: Final = re.compile(r"[a-zA-Z0-9]*")
@@ -79,15 +79,33 @@ class MistralChat(OpenAIChat):
                 return candidate
             attempt += 1
 
-    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
-        """Chat's tool-turn rules in Mistral's words, and Mistral's id pattern, in order of position."""
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """Chat's tool-turn rules in Mistral's words, and Mistral's id pattern, fed one segment at a time."""
         del chained  # no server-held state continues this lane's transcript
-        violations = [
-            Violation(position=v.position, rule="function_call_count", message=COUNT_WORDS) if v.rule in _COUNTED else v
-            for v in super().validate(messages)
-            if v.rule != "tool_call_id_too_long"  # the pattern's length says it
-        ]
-        for position, message in enumerate(messages):
+        return MistralValidation(self.fits_ids)
+
+
+class MistralValidation(ChatValidation):
+    """Chat's rules in Mistral's words and its id pattern over a transcript fed in segments.
+
+    Beyond Chat's state it holds only the id violations found so far: each is judged within its message.
+    """
+
+    __slots__ = ("_fits", "_invalid")
+
+    def __init__(self, fits: Callable[[Sequence[str]], bool]) -> None:
+        super().__init__()
+        self._fits = fits
+        """The adapter's ``fits_ids``: whether Mistral accepts the ids."""
+        self._invalid: list[Violation] = []
+        """The ids outside the pattern so far, in order of position (a message's ids in order)."""
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment by Chat's rules, then each id it carries by Mistral's pattern."""
+        start = self.fed
+        super().feed(messages, last=last)
+        invalid, fits = self._invalid, self._fits
+        for position, message in enumerate(messages, start):
             role = role_of(message)
             if role == "tool":
                 ids = [field(message, "tool_call_id")]
@@ -96,11 +114,20 @@ class MistralChat(OpenAIChat):
                 ids = [field(call, "id") for call in (calls if is_list(calls) else ())]
             else:
                 continue
-            violations.extend(
+            invalid.extend(
                 Violation(position=position, rule="invalid_tool_call_id", message=id_words(call_id))
                 for call_id in ids
-                if isinstance(call_id, str) and not self.fits_ids((call_id,))
+                if isinstance(call_id, str) and not fits((call_id,))
             )
+
+    def close(self) -> list[Violation]:
+        """Chat's violations in Mistral's words and the ids outside its pattern, in order of position."""
+        violations = [
+            Violation(position=v.position, rule="function_call_count", message=COUNT_WORDS) if v.rule in _COUNTED else v
+            for v in super().close()
+            if v.rule != "tool_call_id_too_long"  # the pattern's length says it
+        ]
+        violations.extend(self._invalid)
         violations.sort(key=lambda violation: violation.position)
         return violations
 

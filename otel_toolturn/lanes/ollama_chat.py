@@ -44,6 +44,7 @@ from otel_toolturn._view import (
     Call,
     TakenIds,
     Turn,
+    ValidationStream,
     View,
     Violation,
     field,
@@ -110,7 +111,9 @@ class OllamaChat(OpenAIChat):
 
     dialect: Dialect | None = "ollama"
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Assistant messages with calls as turns, other assistant messages replies, ``tool`` messages results.
 
         A call is keyed by its place in its message, a result by the call it answers; no turn is read clean.
@@ -118,7 +121,8 @@ class OllamaChat(OpenAIChat):
         del full  # no turn is read clean: every one is read in full
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        matcher = Matcher()
+        matcher = Matcher() if state is None else state.setdefault("matcher", Matcher())
+        assert isinstance(matcher, Matcher)  # noqa: S101 - what a stream keeps under that name
         for position, message in enumerate(messages):
             role = role_of(message)
             if role == "tool":
@@ -164,16 +168,38 @@ class OllamaChat(OpenAIChat):
             return ()
         return tuple(Matcher().turn(0, found))
 
-    def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
-        """The rules the law restores, in neutral words (Ollama enforces none: see the module docstring)."""
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """The rules the law restores, in neutral words, fed one segment at a time (Ollama enforces none)."""
         del chained  # no server-held state continues this lane's transcript
-        violations: list[Violation] = []
-        matcher = Matcher()
-        pending: Counter[str] = Counter()  # the keys of the calls right before, not yet answered
-        named: dict[str, str] = {}  # key -> the call's name, for the words
-        answered: set[str] = set()
-        batch_at = 0
-        for position, message in enumerate(messages):
+        return OllamaValidation()
+
+
+class OllamaValidation:
+    """The rules the law restores in Ollama's spelling, over a transcript fed in segments (``ValidationStream``).
+
+    Between segments it holds the ``Matcher`` (which call each ``tool`` message answers), the keys of the
+    last assistant message's calls not yet answered and those answered, their names, where that message
+    stands, and how many items came before.
+    """
+
+    __slots__ = ("_answered", "_batch_at", "_matcher", "_named", "_pending", "fed", "violations")
+
+    def __init__(self) -> None:
+        self.fed = 0
+        """How many items the segments fed so far hold: the position the next segment starts at."""
+        self.violations: list[Violation] = []
+        """The rules broken so far, in the order ``validate`` states them."""
+        self._matcher = Matcher()
+        self._pending: Counter[str] = Counter()  # the keys of the calls right before, not yet answered
+        self._named: dict[str, str] = {}  # key -> the call's name, for the words
+        self._answered: set[str] = set()
+        self._batch_at = 0
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment; ``last``: the transcript ends with it (calls still unanswered are stated)."""
+        violations, matcher = self.violations, self._matcher
+        pending, named, answered, batch_at = self._pending, self._named, self._answered, self._batch_at
+        for position, message in enumerate(messages, self.fed):
             role = role_of(message)
             if role == "tool":
                 (key,) = matcher.responses([_answer(message)])
@@ -206,9 +232,15 @@ class OllamaChat(OpenAIChat):
                 )
                 named = {key: _name(call) or key for key, (_, call, _) in zip(keys, found, strict=True)}
                 batch_at = position
-        if +pending:
+        if last and +pending:
             violations.append(_unanswered(batch_at, pending, named))
-        return violations
+            pending = Counter()
+        self.fed += len(messages)
+        self._pending, self._named, self._answered, self._batch_at = pending, named, answered, batch_at
+
+    def close(self) -> list[Violation]:
+        """The rules the whole transcript breaks, in order: ``validate`` of the whole list."""
+        return self.violations
 
 
 def _unanswered(position: int, pending: Counter[str], named: dict[str, str]) -> Violation:

@@ -24,6 +24,7 @@ from otel_toolturn._view import (
     Emitted,
     Turn,
     UnitKind,
+    ValidationStream,
     View,
     Violation,
     field,
@@ -99,12 +100,15 @@ class OpenAIChat(AdapterDefaults):
     unique_ids = False
     results_anywhere = False
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Assistant messages with ``tool_calls`` as turns, other assistant messages replies, tool messages results.
 
         A turn with distinct call ids followed by exactly one ``tool`` message per call is read with them
         as ``Clean``.
         """
+        del state  # nothing of what came before a cut changes how this lane reads
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
         position, stop = 0, len(messages)
@@ -205,13 +209,82 @@ class OpenAIChat(AdapterDefaults):
         return out.items
 
     def validate(self, messages: Sequence[object], *, chained: bool = False) -> list[Violation]:
-        """Chat Completions' tool-turn rules, in OpenAI's own words."""
+        """The provider rules ``messages`` breaks: ``validate_stream`` fed the whole list as its one segment."""
+        stream = self.validate_stream(chained=chained)
+        stream.feed(messages, last=True)
+        return stream.close()
+
+    def validate_stream(self, *, chained: bool = False) -> ValidationStream:
+        """Chat Completions' tool-turn rules, in OpenAI's own words, fed one segment at a time."""
         del chained  # no server-held state continues this lane's transcript
-        violations: list[Violation] = []
-        pending: list[str] = []
-        answered: list[str] = []
-        batch_at = 0
-        for position, message in enumerate(messages):
+        return ChatValidation()
+
+    transcript_field: str = "messages"
+
+    def system_pieces(
+        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
+    ) -> tuple[request_parts.SystemPromptPiece, ...]:
+        """The content of each ``system`` or ``developer`` message of ``messages`` (``transcript``: already read)."""
+        return tuple(request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
+
+    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
+        """The ids of an assistant message's ``tool_calls``, in order (those without a string id left out)."""
+        if field(item, "role") != "assistant":
+            return ()
+        calls = field(item, "tool_calls")
+        if not isinstance(calls, Sequence) or isinstance(calls, str):
+            return ()
+        ids = (field(call, "id") for call in calls)
+        return tuple(call_id for call_id in ids if isinstance(call_id, str))
+
+    def speaks_as_user(self, message: object) -> bool:
+        """A ``user`` message with text (a string, or a text part)."""
+        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
+
+    @property
+    def handoff(self) -> request_parts.HandoffWire:
+        """The lane's handoff spelling (``HANDOFF``)."""
+        return HANDOFF
+
+    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_iterable"), ("tools", "openai_iterable"))
+    sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
+    head_settings: tuple[str, ...] = ("tools",)
+
+    cli_alias: str = "chat"
+
+    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
+        """Never: a Chat body has no field of its own (its transcript is ``messages``, as Messages and Converse)."""
+        del body, transcript_field
+        return False
+
+    def claims_item(self, item: request_parts.Item) -> bool:
+        """A message with ``tool_calls``, or a ``tool`` message."""
+        return "tool_calls" in item or item.get("role") == "tool"
+
+
+class ChatValidation:
+    """Chat Completions' tool-turn rules over a transcript fed in segments (``ValidationStream``).
+
+    Between segments it holds the ids of the last assistant message's calls not yet answered and those
+    answered, where that message stands, and how many items came before: a cut falls before an assistant
+    message, so a batch's ``tool`` messages never straddle one, but its missing ones are stated there.
+    """
+
+    __slots__ = ("_answered", "_batch_at", "_pending", "fed", "violations")
+
+    def __init__(self) -> None:
+        self.fed = 0
+        """How many items the segments fed so far hold: the position the next segment starts at."""
+        self.violations: list[Violation] = []
+        """The rules broken so far, in the order ``validate`` states them."""
+        self._pending: list[str] = []
+        self._answered: list[str] = []
+        self._batch_at = 0
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment; ``last``: the transcript ends with it (a batch still open is stated)."""
+        violations, pending, answered, batch_at = self.violations, self._pending, self._answered, self._batch_at
+        for position, message in enumerate(messages, self.fed):
             role = role_of(message)
             if role == "tool":
                 call_id = field(message, "tool_call_id")
@@ -266,51 +339,15 @@ class OpenAIChat(AdapterDefaults):
                         continue
                     pending.append(call_id)
                 batch_at = position
-        if pending:
+        if last and pending:
             violations.append(_missing(batch_at, pending))
-        return violations
+            pending = []
+        self.fed += len(messages)
+        self._pending, self._answered, self._batch_at = pending, answered, batch_at
 
-    transcript_field: str = "messages"
-
-    def system_pieces(
-        self, request: request_parts.Request, transcript: Sequence[request_parts.SystemPromptPiece] | None = None
-    ) -> tuple[request_parts.SystemPromptPiece, ...]:
-        """The content of each ``system`` or ``developer`` message of ``messages`` (``transcript``: already read)."""
-        return tuple(request_parts.request_transcript_pieces(request, self.transcript_field, transcript))
-
-    def emitted_call_ids(self, item: object) -> tuple[str, ...]:
-        """The ids of an assistant message's ``tool_calls``, in order (those without a string id left out)."""
-        if field(item, "role") != "assistant":
-            return ()
-        calls = field(item, "tool_calls")
-        if not isinstance(calls, Sequence) or isinstance(calls, str):
-            return ()
-        ids = (field(call, "id") for call in calls)
-        return tuple(call_id for call_id in ids if isinstance(call_id, str))
-
-    def speaks_as_user(self, message: object) -> bool:
-        """A ``user`` message with text (a string, or a text part)."""
-        return field(message, "role") == "user" and request_parts.has_text(field(message, "content"))
-
-    @property
-    def handoff(self) -> request_parts.HandoffWire:
-        """The lane's handoff spelling (``HANDOFF``)."""
-        return HANDOFF
-
-    sdk_listed_parameters: tuple[tuple[str, str], ...] = (("messages", "openai_iterable"), ("tools", "openai_iterable"))
-    sdk_listed_item_fields: tuple[str, ...] = ("content", "tool_calls")
-    head_settings: tuple[str, ...] = ("tools",)
-
-    cli_alias: str = "chat"
-
-    def claims_body(self, body: request_parts.Request, transcript_field: str | None) -> bool:
-        """Never: a Chat body has no field of its own (its transcript is ``messages``, as Messages and Converse)."""
-        del body, transcript_field
-        return False
-
-    def claims_item(self, item: request_parts.Item) -> bool:
-        """A message with ``tool_calls``, or a ``tool`` message."""
-        return "tool_calls" in item or item.get("role") == "tool"
+    def close(self) -> list[Violation]:
+        """The rules the whole transcript breaks, in order: ``validate`` of the whole list."""
+        return self.violations
 
 
 def _missing(position: int, ids: list[str]) -> Violation:

@@ -382,7 +382,9 @@ class OpenAIResponses(AdapterDefaults):
     unique_ids = True
     results_anywhere = True
 
-    def read(self, messages: Sequence[object], full: Container[int] = ()) -> View:
+    def read(
+        self, messages: Sequence[object], full: Container[int] = (), state: dict[str, object] | None = None
+    ) -> View:
         """Runs of call items (with their reasoning) as turns; each output item a result; model output replies.
 
         A run with distinct call ids and nothing marked, followed by exactly one output item per call, is
@@ -394,7 +396,8 @@ class OpenAIResponses(AdapterDefaults):
         """
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
-        seen: set[str] = set()  # the item ids so far
+        seen: set[str] = set() if state is None else state.setdefault("seen", set())  # type: ignore[assignment]
+        # the item ids so far (a stream's: those of its earlier segments too)
         reasoning = False  # whether a reasoning item is read as a reply
         no_run_until = 0  # the end of a stretch of reasoning that no call follows
         index, stop = 0, len(messages)
@@ -597,75 +600,13 @@ class OpenAIResponses(AdapterDefaults):
         A call with no output, or an output with no call, is named by its kind as the API names it
         (``_Kind.what``: ``No tool output found for local shell call …``).
         """
-        violations: list[Violation] = []
-        calls: dict[str, tuple[int, str]] = {}
-        outputs: set[str] = set()
-        item_ids: set[str] = set()
-        for position, item in enumerate(messages):
-            kind = _type(item)
-            item_id = field(item, "id")
-            if isinstance(item_id, str) and item_id:
-                if item_id in item_ids:
-                    violations.append(_duplicate(position, item_id))
-                item_ids.add(item_id)
-            if kind == "reasoning" and not (
-                position + 1 < len(messages) and _type(messages[position + 1]) not in OUTPUT_TYPES
-            ):
-                violations.append(
-                    Violation(
-                        position=position,
-                        rule="reasoning_without_following_item",
-                        message=f"Item '{item_id}' of type 'reasoning' was provided without its required "
-                        "following item.",
-                    )
-                )
-            call_id = field(item, "call_id")
-            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and isinstance(call_id, str) and len(call_id) > ID_LIMIT:
-                violations.append(
-                    Violation(
-                        position=position,
-                        rule="call_id_too_long",
-                        message=f"Invalid 'input[{position}].call_id': string too long. Expected a string with "
-                        f"maximum length {ID_LIMIT}, but got a string with length {len(call_id)} instead.",
-                    )
-                )
-            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and call_id is not None and not isinstance(call_id, str):
-                violations.append(_invalid_type(position, "call_id", call_id))
-            elif kind in CALL_TYPES:
-                if call_id in calls:
-                    violations.append(_duplicate(position, str(call_id)))
-                else:
-                    calls[str(call_id)] = (position, _SPELLING[_KIND_OF.get(kind, "function")].what)
-            elif kind in OUTPUT_TYPES:
-                if call_id in outputs:
-                    violations.append(
-                        Violation(
-                            position=position,
-                            rule="multiple_outputs",
-                            message=f"Duplicate item found with id {call_id}. Remove duplicate items from your "
-                            "input and try again.",
-                        )
-                    )
-                elif call_id not in calls and not chained:
-                    violations.append(
-                        Violation(
-                            position=position,
-                            rule="orphan_output",
-                            message=f"No tool call found for {_SPELLING[_answers(item)].what} output "
-                            f"with call_id {call_id}.",
-                        )
-                    )
-                outputs.add(str(call_id))
-        violations.extend(
-            Violation(
-                position=position,
-                rule="missing_output",
-                message=f"No tool output found for {what} {call_id}.",
-            )
-            for call_id, (position, what) in calls.items()
-            if call_id not in outputs
-        )
-        return sorted(violations, key=lambda v: v.position)
+        stream = self.validate_stream(chained=chained)
+        stream.feed(messages, last=True)
+        return stream.close()
+
+    def validate_stream(self, *, chained: bool = False) -> ResponsesValidation:
+        """``validate`` fed one segment of ``input`` at a time (``ResponsesValidation``)."""
+        return ResponsesValidation(chained=chained)
 
     transcript_field: str = "input"
 
@@ -715,6 +656,109 @@ class OpenAIResponses(AdapterDefaults):
     def claims_item(self, item: request_parts.Item) -> bool:
         """A Responses item: a call or output of any kind, reasoning, a hosted tool call or an item reference."""
         return request_parts.kind_of(item) in _CLAIMED_ITEMS
+
+
+class ResponsesValidation:
+    """The Responses API's rules over ``input`` fed one segment at a time (``_view.ValidationStream``).
+
+    Kept across a cut: the item ids so far; the call ids so far, each with its call's position and what the
+    API calls it; the call ids outputs answered; the rules broken so far; where the next segment starts; and a
+    ``reasoning`` item ending a segment (its position and id) until the item after it is read. A call no
+    output answered when the transcript ends is ``missing_output``.
+    """
+
+    __slots__ = ("_calls", "_chained", "_item_ids", "_offset", "_outputs", "_reasoning", "_violations")
+
+    def __init__(self, *, chained: bool = False) -> None:
+        self._chained = chained
+        self._violations: list[Violation] = []
+        self._calls: dict[str, tuple[int, str]] = {}
+        self._outputs: set[str] = set()
+        self._item_ids: set[str] = set()
+        self._offset = 0
+        self._reasoning: tuple[int, object] | None = None
+
+    def feed(self, messages: Sequence[object], *, last: bool) -> None:
+        """Judge the next segment; ``last``: ``input`` ends with it."""
+        violations, calls, outputs, item_ids = self._violations, self._calls, self._outputs, self._item_ids
+        chained, offset, stop = self._chained, self._offset, len(messages)
+        if self._reasoning is not None:
+            at, reasoning_id = self._reasoning
+            self._reasoning = None
+            if not stop or _type(messages[0]) in OUTPUT_TYPES:
+                violations.append(_no_following_item(at, reasoning_id))
+        for index, item in enumerate(messages):
+            position = offset + index
+            kind = _type(item)
+            item_id = field(item, "id")
+            if isinstance(item_id, str) and item_id:
+                if item_id in item_ids:
+                    violations.append(_duplicate(position, item_id))
+                item_ids.add(item_id)
+            if kind == "reasoning":
+                if index + 1 == stop and not last:
+                    self._reasoning = (position, item_id)  # judged by the item after it, in the next segment
+                elif not (index + 1 < stop and _type(messages[index + 1]) not in OUTPUT_TYPES):
+                    violations.append(_no_following_item(position, item_id))
+            call_id = field(item, "call_id")
+            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and isinstance(call_id, str) and len(call_id) > ID_LIMIT:
+                violations.append(
+                    Violation(
+                        position=position,
+                        rule="call_id_too_long",
+                        message=f"Invalid 'input[{position}].call_id': string too long. Expected a string with "
+                        f"maximum length {ID_LIMIT}, but got a string with length {len(call_id)} instead.",
+                    )
+                )
+            if kind in (*CALL_TYPES, *OUTPUT_TYPES) and call_id is not None and not isinstance(call_id, str):
+                violations.append(_invalid_type(position, "call_id", call_id))
+            elif kind in CALL_TYPES:
+                if call_id in calls:
+                    violations.append(_duplicate(position, str(call_id)))
+                else:
+                    calls[str(call_id)] = (position, _SPELLING[_KIND_OF.get(kind, "function")].what)
+            elif kind in OUTPUT_TYPES:
+                if call_id in outputs:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="multiple_outputs",
+                            message=f"Duplicate item found with id {call_id}. Remove duplicate items from your "
+                            "input and try again.",
+                        )
+                    )
+                elif call_id not in calls and not chained:
+                    violations.append(
+                        Violation(
+                            position=position,
+                            rule="orphan_output",
+                            message=f"No tool call found for {_SPELLING[_answers(item)].what} output "
+                            f"with call_id {call_id}.",
+                        )
+                    )
+                outputs.add(str(call_id))
+        self._offset = offset + stop
+
+    def close(self) -> list[Violation]:
+        """Every rule ``input`` breaks, in order of position: exactly ``validate`` of the whole list."""
+        missing = [
+            Violation(
+                position=position,
+                rule="missing_output",
+                message=f"No tool output found for {what} {call_id}.",
+            )
+            for call_id, (position, what) in self._calls.items()
+            if call_id not in self._outputs
+        ]
+        return sorted([*self._violations, *missing], key=lambda v: v.position)
+
+
+def _no_following_item(position: int, item_id: object) -> Violation:
+    return Violation(
+        position=position,
+        rule="reasoning_without_following_item",
+        message=f"Item '{item_id}' of type 'reasoning' was provided without its required following item.",
+    )
 
 
 def _answers(result: object) -> CallKind:

@@ -1,0 +1,172 @@
+"""The law over a transcript read one segment at a time, holding only what later segments need of earlier ones.
+
+``LawStream`` is the one law (``_law``) fed a transcript in pieces: each piece comes out as the law's view
+of it, and the repairs come at the end. Concatenated, the pieces are ``ensure_tool_turn_invariants`` of
+the whole list, and the repairs are its repairs, in its order.
+
+Where a transcript may be cut (``cut_here``): before an item the model produced whose predecessor it did
+not produce — the start of an answer. The law is append-stable, so the view of what stands before such a
+point is final once the point is reached: every window (what a turn may still take results from) ends
+there, and a later result for an earlier call is delivered where it stands.
+
+What a stream holds of the segments already written, bounded by the calls, never by their content:
+
+- per call id, the call as the view wrote it, whether a result the model saw answers it, and its turn
+  (a later result is delivered where it stands under the call's name);
+- the call ids taken so far, with the resume counters of derived ids;
+- the ids of the results left out as orphans, and the lane's marks, for the one report of each;
+- the decisions noted on each turn that has any (a later delivery adds to its turn's report);
+- what the lane's reading carries across a cut (Responses: the item ids so far; Gemini: whether a user
+  turn has stood yet).
+
+Every turn is read in full (``_law`` reads a clean turn as one unit only when it holds the whole list:
+a later segment may still answer one of its calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+
+from otel_toolturn._law import (
+    CARRIED,
+    NO_RESULTS,
+    Attribution,
+    Notes,
+    Reported,
+    Slot,
+    ToolTurnRepair,
+    emit_view,
+    grouped_marks,
+    kept_marks,
+    plan_view,
+    repairs_in_order,
+    turn_reported,
+)
+from otel_toolturn._view import Clean, Mark, TakenIds
+from otel_toolturn._vocab import Dialect, Lane
+from otel_toolturn.lanes import adapter_for
+
+__all__ = ["LawStream", "cut_here"]
+
+
+class _Every(Container[int]):
+    """Every position: each turn is read in full."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY = _Every()
+
+
+def cut_here(previous: object, item: object, *, lane: Lane) -> bool:
+    """Whether a transcript may be cut between ``previous`` and ``item``: the model produced ``item``, not ``previous``.
+
+    >>> cut_here({"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}, lane="anthropic.messages")
+    True
+    """
+    adapter = adapter_for(lane)
+    return adapter.is_model_output(item) and not adapter.is_model_output(previous)
+
+
+@dataclass(slots=True)
+class _TurnNotes:
+    """What was restored on one turn: by reading, and by decisions (those of later segments added as they come)."""
+
+    read: Notes | None
+    decided: Notes
+    places: dict[str, int]
+    """The turn's call ids by their place in it: a form's ids are reported in call order."""
+
+    def reported(self) -> Reported:
+        """The turn's repairs as the law reports them: reading's, then the decisions' (each form's in call order)."""
+        decided = {
+            key: dict(sorted(ids.items(), key=lambda kv: self.places[kv[0]])) for key, ids in self.decided.items()
+        }
+        return turn_reported(self.read, decided)
+
+
+class LawStream:
+    """The law fed one segment at a time (see the module docstring): ``feed`` each in order, then ``close``."""
+
+    __slots__ = (
+        "_adapter",
+        "_chained",
+        "_marked",
+        "_orphans",
+        "_owner",
+        "_refused",
+        "_state",
+        "_taken",
+        "_turns",
+        "_units",
+    )
+
+    def __init__(self, lane: Lane, *, chained: bool = False, dialect: Dialect | None = None) -> None:
+        self._adapter = adapter_for(lane, dialect)
+        self._chained = chained
+        self._owner: dict[str, Slot | Clean] = {}
+        """Per call id, its nearest call so far, carried (``Slot.key``) once its segment is written."""
+        self._taken = TakenIds()
+        self._orphans: dict[str, None] = {}
+        self._refused: list[Mark] = []
+        self._marked: list[Mark] = []
+        self._turns: dict[int, _TurnNotes] = {}
+        """What was restored on each turn that has anything, by the turn's key (its unit index in the whole view)."""
+        self._units = 0
+        """The units of the segments already written: the key of this segment's first unit."""
+        self._state: dict[str, object] = {}
+        """What the lane's reading carries across a cut (``LaneAdapter.read``'s ``state``)."""
+
+    def feed(self, items: Sequence[object], *, last: bool) -> list[object]:
+        """The view of ``items``, the next segment (cut where ``cut_here`` allows); ``last``: the transcript ends."""
+        adapter = self._adapter
+        view = adapter.read(items, _EVERY, state=self._state)
+        reading = Attribution(adapter, view, chained=self._chained, owner=self._owner, taken=self._taken)
+        plan = plan_view(adapter, reading, self._carried_notes)
+        base = self._units
+        for turn_plan in plan.turns:
+            if turn_plan.turn == CARRIED:
+                continue
+            notes = reading.notes.get(turn_plan.turn)
+            if notes or turn_plan.decided:
+                self._turns[base + turn_plan.turn] = _TurnNotes(
+                    read=notes, decided=turn_plan.decided, places=self._places_of(reading, turn_plan.turn)
+                )
+        self._orphans.update(reading.orphans)
+        self._refused.extend(view.refused.values())
+        self._marked.extend(kept_marks(view))
+        for index, slots in reading.slots_of.items():
+            for place, slot in enumerate(slots):
+                slot.place = place
+                if slot.answered is None:  # its turn stood as it was: answered once, right after it
+                    slot.answered = not adapter.interrupted(view.units[slot.results[0]])
+                slot.key = base + index
+                slot.turn = CARRIED
+                slot.results = slot.replied = slot.placed = NO_RESULTS
+        for slot in reading.carried:
+            slot.results = slot.replied = slot.placed = NO_RESULTS
+        self._units = base + len(view.units)
+        out = emit_view(adapter, view, plan, items)
+        out.more = not last
+        return adapter.write(out)
+
+    @staticmethod
+    def _places_of(reading: Attribution, turn: int) -> dict[str, int]:
+        """The turn's call ids by their place in it."""
+        return {slot.call.call_id: place for place, slot in enumerate(reading.slots_of[turn])}
+
+    def _carried_notes(self, slot: Slot) -> Notes:
+        """Where the decisions on a carried call are noted: its turn's (made when it had none)."""
+        assert slot.key is not None  # noqa: S101 - a carried call has its turn's key
+        notes = self._turns.get(slot.key)
+        if notes is None:
+            notes = self._turns[slot.key] = _TurnNotes(read=None, decided={}, places={})
+        notes.places[slot.call.call_id] = slot.place
+        return notes.decided
+
+    def close(self) -> tuple[ToolTurnRepair, ...]:
+        """The repairs of the whole transcript, in the law's report order."""
+        turns = [(self._turns[key].reported(), False) for key in sorted(self._turns)]
+        return repairs_in_order(turns, tuple(self._orphans), grouped_marks([*self._refused, *self._marked]))

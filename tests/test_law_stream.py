@@ -1,0 +1,105 @@
+"""The law fed in segments (``LawStream``) is the law: cut at any answer's start, the pieces are the whole view.
+
+For generated broken transcripts in every lane (Gemini in each spelling and with id-less calls, Chat in
+each dialect), cut at a random choice of the points ``cut_here`` allows: the segments' views, concatenated,
+equal ``ensure_tool_turn_invariants`` of the whole list, and ``close`` gives its repairs in its order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_toolturn import LANES, Dialect, Lane, ensure_tool_turn_invariants
+from otel_toolturn._law_stream import LawStream, cut_here
+from otel_toolturn._vocab import DIALECTS
+from tests.test_law_properties import transcripts
+from tests.transcripts import A, Event, R, U, build, c, gemini, ollama, t
+
+CHAT: Lane = "openai.chat_completions"
+GEMINI: Lane = "gemini.generate_content"
+ANTHROPIC: Lane = "anthropic.messages"
+_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CUTS = st.lists(st.booleans(), min_size=20, max_size=20)
+"""Which of the allowed cut points a case cuts at, in order."""
+
+
+def _streamed(
+    items: Sequence[object], lane: Lane, chosen: Sequence[bool], dialect: Dialect | None = None
+) -> tuple[list[object], object]:
+    """The view and repairs of ``items`` fed to a ``LawStream`` in segments, cut where ``chosen`` says."""
+    points = [i for i in range(1, len(items)) if cut_here(items[i - 1], items[i], lane=lane)]
+    bounds = [0, *(p for p, cut in zip(points, chosen, strict=False) if cut), len(items)]
+    stream = LawStream(lane, dialect=dialect)
+    out: list[object] = []
+    for start, end in pairwise(bounds):
+        out.extend(stream.feed(items[start:end], last=end == len(items)))
+    return out, stream.close()
+
+
+def _same_as_whole(items: list[object], lane: Lane, chosen: Sequence[bool], dialect: Dialect | None = None) -> None:
+    whole = ensure_tool_turn_invariants(items, lane=lane, dialect=dialect)
+    out, repairs = _streamed(items, lane, chosen, dialect)
+    assert out == list(whole.messages)
+    assert repairs == whole.repairs
+
+
+@pytest.mark.parametrize("lane", LANES)
+@_SETTINGS
+@given(data=st.data())
+def test_segments_give_the_whole_view_and_its_repairs(lane: Lane, data: st.DataObject) -> None:
+    """In every lane, any cuts at answers' starts give the whole list's view and repairs, in order."""
+    events = data.draw(transcripts(lane))
+    _same_as_whole(build(lane, events), lane, data.draw(CUTS))
+
+
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ollama"])
+@_SETTINGS
+@given(data=st.data())
+def test_segments_give_the_whole_view_in_each_chat_dialect(dialect: Dialect, data: st.DataObject) -> None:
+    """In each Chat dialect's rules, any cuts give the whole list's view and repairs."""
+    _same_as_whole(build(CHAT, data.draw(transcripts(CHAT))), CHAT, data.draw(CUTS), dialect)
+
+
+@_SETTINGS
+@given(data=st.data())
+def test_segments_give_the_whole_view_in_ollamas_wire(data: st.DataObject) -> None:
+    """Ollama's calls without ids, matched by name and order: any cuts give the whole list's view and repairs."""
+    events = data.draw(transcripts(CHAT, ("c0", "c1", "c2", "c3")))
+    _same_as_whole(ollama(events), CHAT, data.draw(CUTS), "ollama")
+
+
+@pytest.mark.parametrize("spelling", ["rest", "snake", "sdk", ("rest", "sdk")])
+@pytest.mark.parametrize("ids", [True, False])
+@_SETTINGS
+@given(data=st.data())
+def test_segments_give_the_whole_view_in_each_gemini_spelling(
+    spelling: str | tuple[str, ...], ids: bool, data: st.DataObject
+) -> None:
+    """Gemini in each spelling (and mixed), calls with ids and without: any cuts give the whole view and repairs."""
+    events = data.draw(transcripts(GEMINI))
+    _same_as_whole(gemini(events, spelling=spelling, ids=ids), GEMINI, data.draw(CUTS))  # type: ignore[arg-type]
+
+
+def test_a_result_recorded_segments_later_joins_its_turns_report() -> None:
+    """A late result three segments after its call is delivered where it stands and reported on its turn."""
+    events: list[Event] = [U("q"), A(c("a"), c("b")), R("a", "ra"), U("more")]
+    for k in range(3):
+        events += [A(t(f"answer {k}")), U(f"then {k}")]
+    events += [A(t("last")), R("b", "late b")]
+    items = build(ANTHROPIC, events)
+    whole = ensure_tool_turn_invariants(items, lane=ANTHROPIC)
+    out, repairs = _streamed(items, ANTHROPIC, [True] * 20)
+    assert [r.form for r in whole.repairs] == ["missing_result", "late_result_in_place"]
+    assert out == list(whole.messages)
+    assert repairs == whole.repairs
+
+
+def test_the_stream_cuts_only_where_an_answer_starts() -> None:
+    """A cut falls before an assistant message that follows a user's, never inside a run of the model's."""
+    items = build(ANTHROPIC, [U("q"), A(t("x")), A(c("a")), R("a"), A(t("y"))])
+    assert [i for i in range(1, len(items)) if cut_here(items[i - 1], items[i], lane=ANTHROPIC)] == [1, 4]
