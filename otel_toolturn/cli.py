@@ -21,6 +21,15 @@ each list right inside a top-level object are read member by member, so the text
 whole beside the values read from it, and a string of up to 32 characters is held once however often it
 is read.
 
+A transcript is never held whole either. A file is read twice (stdin is first kept in a temporary
+file): the first reading keeps each body without its transcript and learns, from the transcript's
+items one at a time, its lane (``lanes.LaneClues``), its length and whether it holds a message; the
+second feeds the transcript to the provider rules (``LaneAdapter.validate_stream``) and the law
+(``_law_stream.LawStream``) in segments of about ``SEGMENT`` items, cut where an answer starts, and
+the view to the rules again. What is held is a segment and what the streams carry (each call by its
+id, never its content); the ``--fix`` copy's items wait in a temporary file until every transcript
+of the file was judged.
+
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
 not in the list may answer a call the server holds.
@@ -56,11 +65,13 @@ import codecs
 import contextlib
 import functools
 import io
+import itertools
 import json
 import os
 import re
 import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -69,8 +80,9 @@ from typing import Final, Literal, NoReturn, TextIO, get_args
 
 from otel_toolturn import __version__, lanes
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
-from otel_toolturn._law import ToolTurnView, ensure_tool_turn_invariants
-from otel_toolturn._validate import Violation, validate
+from otel_toolturn._law import ToolTurnRepair
+from otel_toolturn._law_stream import LawStream, cut_here
+from otel_toolturn._validate import Violation
 from otel_toolturn._vocab import DIALECTS, DemoTelemetry, Dialect, Lane
 from otel_toolturn.compose import continues_server_state
 from otel_toolturn.lanes import CLI_ALIASES, DIALECT_ADAPTERS, body_transcript
@@ -103,6 +115,8 @@ class Entry:
     body: Mapping[str, object] | None
     field: str | None
     messages: list[object] | str
+    listed: Listed | None = None
+    """When the list was read as a stream (``check``): what it held; ``messages`` is then empty."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -116,6 +130,54 @@ class Document:
 
 Read = Callable[[int], bytes]
 """A byte source: ``read(n)`` returns at most ``n`` bytes, and ``b""`` at the end."""
+
+Sink = Callable[[object], None]
+"""Where the members of a list read as a stream go, one at a time, instead of into the list."""
+
+Sinks = Callable[[int, str | None], Sink | None]
+"""For the top-level value at an index, and the key of one of its lists (``None``: the value itself is the
+list), the sink its members go to; ``None``: the list is held."""
+
+
+class Listed:
+    """What a list read as a stream held: how many items, whether one is a message, and what they tell of the lane."""
+
+    __slots__ = ("clues", "count", "has_message")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.has_message = False
+        self.clues = lanes.LaneClues()
+
+    def add(self, item: object) -> None:
+        """Take the next item (not kept)."""
+        self.count += 1
+        if not self.has_message and isinstance(item, dict) and any(key in item for key in _MESSAGE_KEYS):
+            self.has_message = True
+        if self.clues.claimed is None:
+            self.clues.read(item)
+
+
+_TRANSCRIPT_FIELDS: Final = frozenset(lanes.ADAPTERS[lane].transcript_field for lane in lanes.BODY_TRANSCRIPT_LANES)
+"""The body fields a transcript list may stand in."""
+
+
+class _Survey:
+    """The first reading of a file by ``check``: every list that may be a transcript is read as a stream, not kept."""
+
+    __slots__ = ("lists",)
+
+    def __init__(self) -> None:
+        self.lists: dict[int, dict[str | None, Listed]] = {}
+        """Per top-level value, what each list read as a stream held, by its key (``None``: the value itself)."""
+
+    def sink(self, index: int, key: str | None) -> Sink | None:
+        """Where the members of that list go: a ``Listed`` of it (a field no transcript stands in: held)."""
+        if key is not None and key not in _TRANSCRIPT_FIELDS:
+            return None
+        listed = self.lists.setdefault(index, {})[key] = Listed()
+        return listed.add
+
 
 _CHUNK: Final = 1 << 20
 _SPACE: Final = re.compile(r"[ \t\n\r]*")
@@ -160,10 +222,12 @@ class _Reader:
     them.
     """
 
-    def __init__(self, name: str, read: Read, *, limit: int) -> None:
+    def __init__(self, name: str, read: Read, *, limit: int, sinks: Sinks | None = None) -> None:
         self._name = name
         self._read = read
         self._limit = limit
+        self._sinks = sinks
+        self._index = 0  # the top-level value being read
         self._bytes = 0
         self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
         self._json = json.JSONDecoder(object_pairs_hook=_interned, parse_constant=_no_constant, parse_float=_finite)
@@ -184,8 +248,12 @@ class _Reader:
         while self._peek():
             self.line = self._where(self._pos)[0]
             self.first_line = self.first_line or self.line
-            yield self.line, self._value("[{")
+            yield self.line, self._value("[{", self._sink(None))
             self._end_of_line()
+            self._index += 1
+
+    def _sink(self, key: str | None) -> Sink | None:
+        return self._sinks(self._index, key) if self._sinks is not None else None
 
     def _more(self, at_least: int = _CHUNK) -> bool:
         """Append the next chunk of text (at least ``at_least`` bytes when there are); ``False`` at the end."""
@@ -248,33 +316,37 @@ class _Reader:
         if self._pos < len(self._text) and self._text[self._pos] != "\n":
             raise self._malformed("Extra data", self._pos)
 
-    def _value(self, streamed: str) -> object:
-        """The next value: a container whose opening is in ``streamed`` member by member, else whole."""
+    def _value(self, streamed: str, sink: Sink | None = None) -> object:
+        """The next value: a container whose opening is in ``streamed`` member by member, else whole.
+
+        ``sink``: a list's members go there, and the list reads as empty.
+        """
         char = self._peek()
         if char and char in streamed:
             self._pos += 1
-            return self._list() if char == "[" else self._object()
+            return self._list(sink) if char == "[" else self._object()
         return self._whole()
 
-    def _list(self) -> list[object]:
+    def _list(self, sink: Sink | None) -> list[object]:
         items: list[object] = []
+        add = items.append if sink is None else sink
         if self._peek() == "]":
             self._pos += 1
             return items
         while True:
-            self._members_held(items)
-            items.append(self._value(""))
+            self._members_held(add)
+            add(self._value(""))
             if self._next_member("]"):
                 return items
 
-    def _members_held(self, items: list[object]) -> None:
-        """Append the next members of a list that the text held has whole, each with its comma after it."""
+    def _members_held(self, add: Sink) -> None:
+        """Take the next members of a list that the text held has whole, each with its comma after it."""
         text, decode = self._text, self._json.raw_decode
         space = _SPACE.match(text, self._pos)
         pos = space.end() if space else self._pos
         with contextlib.suppress(ValueError):  # cut off, or not JSON: read member by member, which says which
             while comma := _COMMA.match(text, (found := decode(text, pos))[1]):
-                items.append(found[0])
+                add(found[0])
                 pos = comma.end()
         self._pos = pos
 
@@ -290,7 +362,7 @@ class _Reader:
             if self._peek() != ":":
                 raise self._malformed("Expecting ':' delimiter", self._pos)
             self._pos += 1
-            members[str(key)] = self._value("[")
+            members[str(key)] = self._value("[", self._sink(str(key)))
             if self._next_member("}"):
                 return members
 
@@ -317,9 +389,13 @@ class _Reader:
             return value
 
 
-def read_document(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE) -> Document:
-    """Read one input (JSON, else JSONL) of at most ``limit`` bytes; ``ToolTurnInputError`` says what is wrong."""
-    reader = _Reader(name, read, limit=limit)
+def read_document(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE, streamed: bool = False) -> Document:
+    """Read one input (JSON, else JSONL) of at most ``limit`` bytes; ``ToolTurnInputError`` says what is wrong.
+
+    ``streamed``: each list that may be a transcript is read as a stream and not kept (``Entry.listed``).
+    """
+    survey = _Survey() if streamed else None
+    reader = _Reader(name, read, limit=limit, sinks=survey.sink if survey is not None else None)
     try:
         values = list(reader.values())
     except ToolTurnInputError:
@@ -330,22 +406,32 @@ def read_document(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE) -> Do
         raise ToolTurnInputError(f"{name}: {error} (line {reader.line})") from None
     if not values:
         raise ToolTurnInputError(f"{name}: empty input; expected JSON or JSONL")
-    if len(values) == 1:
-        return Document(name=name, format="json", entries=(_entry(name, values[0][1]),))
-    entries = tuple(_entry(f"{name}:{number}", value) for number, value in values)
-    return Document(name=name, format="jsonl", entries=entries)
+    lists = survey.lists if survey is not None else {}
+    sources = [name] if len(values) == 1 else [f"{name}:{number}" for number, _ in values]
+    entries = tuple(
+        _entry(source, value, lists.get(index, {}))
+        for index, (source, (_, value)) in enumerate(zip(sources, values, strict=True))
+    )
+    return Document(name=name, format="json" if len(values) == 1 else "jsonl", entries=entries)
 
 
-def _entry(source: str, value: object) -> Entry:
-    """Read one JSON value as a transcript: a list of messages, or a body with ``messages``/``input``."""
+def _entry(source: str, value: object, listed: Mapping[str | None, Listed] | None = None) -> Entry:
+    """Read one JSON value as a transcript: a list of messages, or a body with ``messages``/``input``.
+
+    ``listed``: what the lists read as a stream held, by their key in the body (``None``: the value itself).
+    """
+    listed = listed or {}
     if isinstance(value, list):
-        return Entry(source=source, container="list", body=None, field=None, messages=_messages(source, value))
+        streamed = listed.get(None)
+        held = _messages(source, value, streamed)
+        return Entry(source=source, container="list", body=None, field=None, messages=held, listed=streamed)
     if isinstance(value, dict):
         found = body_transcript(value)
         if found is not None:
             field, inner = found
-            messages = inner if isinstance(inner, str) else _messages(f"{source}: '{field}'", inner)
-            return Entry(source=source, container="body", body=value, field=field, messages=messages)
+            streamed = None if isinstance(inner, str) else listed.get(field)
+            messages = inner if isinstance(inner, str) else _messages(f"{source}: '{field}'", inner, streamed)
+            return Entry(source=source, container="body", body=value, field=field, messages=messages, listed=streamed)
         keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
         raise ToolTurnInputError(
             f"{source}: a JSON object without a 'messages' or 'contents' list or an 'input'; keys: {keys}; "
@@ -354,16 +440,26 @@ def _entry(source: str, value: object) -> Entry:
     raise ToolTurnInputError(f"{source}: a JSON {type(value).__name__}; expected a list of messages or a request body")
 
 
-def _messages(where: str, items: list[object]) -> list[object]:
-    """``items`` when one of them is a message (a JSON object with a role, a type or parts); else refused."""
-    if any(isinstance(item, dict) and any(key in item for key in _MESSAGE_KEYS) for item in items):
+def _messages(where: str, items: list[object], streamed: Listed | None) -> list[object]:
+    """``items`` when one of them is a message (a JSON object with a role, a type or parts); else refused.
+
+    ``streamed``: the list was read as a stream, and this is what it held.
+    """
+    if streamed is None:
+        streamed = Listed()
+        for item in items:
+            streamed.add(item)
+    if streamed.has_message:
         return items
-    what = f"no message in a list of {len(items)} items" if items else "an empty list"
+    count = streamed.count
+    what = f"no message in a list of {count} items" if count else "an empty list"
     raise ToolTurnInputError(f"{where}: {what}; expected messages (JSON objects with a 'role', 'type' or 'parts')")
 
 
 def detect_lane(entry: Entry) -> tuple[Lane, bool]:
     """The lane ``entry`` is written for, and whether that was a guess (see the module docstring)."""
+    if entry.listed is not None:
+        return entry.listed.clues.lane(entry.body or {}, entry.field)
     items = entry.messages if isinstance(entry.messages, list) else []
     return lanes.detect_lane(entry.body or {}, entry.field, items)
 
@@ -373,11 +469,14 @@ def detect_lane(entry: Entry) -> tuple[Lane, bool]:
 class Finding:
     """What ``check`` found for one transcript."""
 
-    entry: Entry
+    source: str
+    container: Container
+    count: int
+    """How many messages (items, contents) it holds; 1 for a string ``input``."""
     lane: Lane
     lane_guessed: bool
     violations: tuple[Violation, ...]
-    view: ToolTurnView
+    repairs: tuple[ToolTurnRepair, ...]
     still_refused: tuple[Violation, ...]
     dialect: Dialect | None = None
     """With ``--dialect``: the provider's variant of the lane's rules it was judged in."""
@@ -385,61 +484,211 @@ class Finding:
     """With ``--lane``: the lane the shape reads as when it is plainly another (``None``: it agrees, or tells none)."""
 
     @property
+    def lossy(self) -> bool:
+        """Whether a repair left recorded content out."""
+        return any(repair.lossy for repair in self.repairs)
+
+    @property
     def outcome(self) -> Outcome:
         """``clean`` (nothing to do), ``repaired`` (no loss), or ``lossy`` (content left out, or still refused)."""
-        if self.view.lossy or self.still_refused:
+        if self.lossy or self.still_refused:
             return "lossy"
-        return "repaired" if self.view.repairs else "clean"
+        return "repaired" if self.repairs else "clean"
+
+
+SEGMENT: Final = 1024
+"""About how many items ``check`` judges at a time: a transcript is cut at the first answer's start after them."""
+
+
+class _Segments:
+    """Items taken one at a time, given back in segments of about ``SEGMENT`` cut where an answer starts."""
+
+    __slots__ = ("_held", "_lane")
+
+    def __init__(self, lane: Lane) -> None:
+        self._lane = lane
+        self._held: list[object] = []
+
+    def add(self, item: object) -> list[object] | None:
+        """Take the next item; the segment it closes, if it opens the next one."""
+        held = self._held
+        if len(held) >= SEGMENT and cut_here(held[-1], item, lane=self._lane):
+            self._held = [item]
+            return held
+        held.append(item)
+        return None
+
+    def rest(self) -> list[object]:
+        """The last segment: what was taken since the last one given back."""
+        held, self._held = self._held, []
+        return held
+
+
+class _Judging:
+    """One transcript judged as it is read: the provider's rules on it, the law's view, and the rules on the view.
+
+    ``copy``: where the view's items are written, one compact JSON a line (``written`` counts them).
+    """
+
+    __slots__ = ("_given", "_law", "_read", "_sent", "_viewed", "copy", "entry", "lane", "shape", "written")
+
+    def __init__(self, entry: Entry, *, lane: Lane | None, dialect: Dialect | None, copy: TextIO | None) -> None:
+        self.entry = entry
+        chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
+        shape_lane: Lane | None = None
+        if lane is not None:
+            read_as, read_guessed = detect_lane(entry)
+            shape_lane = read_as if read_as != lane and not read_guessed else None
+        self.lane = chosen
+        self.shape = (guessed, shape_lane, dialect)
+        chained = continues_server_state(entry.body or {}, lane=chosen)
+        adapter = lanes.adapter_for(chosen, dialect)
+        self._given = adapter.validate_stream(chained=chained)
+        self._sent = adapter.validate_stream(chained=chained)
+        self._law = LawStream(chosen, chained=chained, dialect=dialect)
+        self._read = _Segments(chosen)
+        self._viewed = _Segments(chosen)
+        self.copy = copy
+        self.written = 0
+
+    def add(self, item: object) -> None:
+        """Take the transcript's next item."""
+        segment = self._read.add(item)
+        if segment is not None:
+            self._judge(segment, last=False)
+
+    def finding(self, count: int) -> Finding:
+        """What was found, once every item was taken (``count`` of them)."""
+        self._judge(self._read.rest(), last=True)
+        guessed, shape_lane, dialect = self.shape
+        return Finding(
+            source=self.entry.source,
+            container=self.entry.container,
+            count=count,
+            lane=self.lane,
+            lane_guessed=guessed,
+            violations=tuple(self._given.close()),
+            repairs=self._law.close(),
+            still_refused=tuple(self._sent.close()),
+            dialect=dialect,
+            shape_lane=shape_lane,
+        )
+
+    def _judge(self, segment: list[object], *, last: bool) -> None:
+        self._given.feed(segment, last=last)
+        view = self._law.feed(segment, last=last)
+        if self.copy is not None:
+            self.copy.writelines(_compact(item) + "\n" for item in view)
+            self.written += len(view)
+        for item in view:
+            part = self._viewed.add(item)
+            if part is not None:
+                self._sent.feed(part, last=False)
+        if last:
+            self._sent.feed(self._viewed.rest(), last=True)
 
 
 def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) -> Finding:
-    """Run the provider rules and the law on one transcript (chained when its body says so; in ``dialect``)."""
-    chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
-    shape_lane: Lane | None = None
-    if lane is not None:
-        read_as, read_guessed = detect_lane(entry)
-        shape_lane = read_as if read_as != lane and not read_guessed else None
-    body = entry.body or {}
-    chained = continues_server_state(body, lane=chosen)
-    violations = validate(entry.messages, lane=chosen, chained=chained, dialect=dialect)
-    view = ensure_tool_turn_invariants(entry.messages, lane=chosen, chained=chained, dialect=dialect)
-    still = (
-        violations
-        if view.messages is entry.messages
-        else validate(view.messages, lane=chosen, chained=chained, dialect=dialect)
-    )
-    return Finding(
-        entry=entry,
-        lane=chosen,
-        dialect=dialect,
-        lane_guessed=guessed,
-        violations=tuple(violations),
-        view=view,
-        still_refused=tuple(still),
-        shape_lane=shape_lane,
-    )
+    """Run the provider rules and the law on one transcript held whole (chained when its body says; in ``dialect``)."""
+    judging = _Judging(entry, lane=lane, dialect=dialect, copy=None)
+    if isinstance(entry.messages, str):  # a Responses ``input`` string: no tool turn to judge or repair
+        return judging.finding(1)
+    for item in entry.messages:
+        judging.add(item)
+    return judging.finding(len(entry.messages))
 
 
-def write_repaired(document: Document, findings: Sequence[Finding], out: TextIO) -> None:
+Judged = tuple[Finding, dict[str, object] | None, int]
+"""A transcript judged as it was read: what was found, its body with the transcript left empty, its view's items."""
+
+
+def judge_streamed(
+    name: str,
+    read: Read,
+    document: Document,
+    *,
+    limit: int,
+    lane: Lane | None,
+    dialect: Dialect | None,
+    copy: TextIO | None,
+) -> list[Judged]:
+    """Judge each transcript of ``document`` (read with ``streamed``) as ``read`` gives its text a second time.
+
+    Per transcript: what was found, the body as read with its transcript left empty, and how many items of
+    the view were written to ``copy``.
+    """
+    judgings: dict[int, _Judging] = {}
+
+    def sink(index: int, key: str | None) -> Sink | None:
+        entry = document.entries[index]
+        if entry.listed is None or key != entry.field:
+            return None
+        judging = judgings[index] = _Judging(entry, lane=lane, dialect=dialect, copy=copy)
+        return judging.add
+
+    judged: list[Judged] = []
+    reader = _Reader(name, read, limit=limit, sinks=sink)
+    for index, (_, value) in enumerate(reader.values()):
+        entry = document.entries[index]
+        judging = judgings.pop(index, None)
+        if judging is None:  # a string ``input``
+            found = judge(entry, lane=lane, dialect=dialect)
+            judged.append((found, value if isinstance(value, dict) else None, 0))
+            continue
+        count = entry.listed.count if entry.listed is not None else 0
+        judged.append((judging.finding(count), value if isinstance(value, dict) else None, judging.written))
+    return judged
+
+
+def write_repaired(document: Document, judged: Sequence[Judged], lines: TextIO, out: TextIO) -> None:
     """Write the ``--fix`` copy: each transcript replaced by its view, in the container and format it came in.
 
-    Strict JSON (``ValueError`` on a NaN or an infinity, which ``read_document`` never lets in), written
-    item by item and never built whole: JSONL one value a line; JSON with each item of the top-level
-    list, and of each list in a top-level body, on a line of its own.
+    ``lines``: the views' items, one compact JSON a line, as ``judge_streamed`` wrote them. Strict JSON,
+    written item by item and never built whole: JSONL one value a line; JSON with each item of the
+    top-level list, and of each list in a top-level body, on a line of its own.
     """
-    for finding in findings:
-        value = _repaired_value(finding)
-        if document.format == "jsonl":
-            out.write(_compact(value))
-        elif isinstance(value, dict):
+    for entry, (_, body, written) in zip(document.entries, judged, strict=True):
+        view = (line.rstrip("\n") for line in itertools.islice(lines, written))
+        jsonl = document.format == "jsonl"
+        if body is None or entry.field is None:
+            _write_view(view, out, indent="", compact=jsonl)
+        elif jsonl:
             out.write("{")
-            for number, (key, member) in enumerate(value.items()):
-                out.write(("," if number else "") + "\n  " + _compact(key) + ": ")
-                _write_items(member, out, indent="  ")
-            out.write("\n}" if value else "}")
+            for number, (key, member) in enumerate(body.items()):
+                out.write((", " if number else "") + _compact(key) + ": ")
+                if key == entry.field and not isinstance(entry.messages, str):
+                    _write_view(view, out, indent="", compact=True)
+                else:
+                    out.write(_compact(member))
+            out.write("}")
         else:
-            _write_items(value, out, indent="")
+            out.write("{")
+            for number, (key, member) in enumerate(body.items()):
+                out.write(("," if number else "") + "\n  " + _compact(key) + ": ")
+                if key == entry.field and not isinstance(entry.messages, str):
+                    _write_view(view, out, indent="  ", compact=False)
+                else:
+                    _write_items(member, out, indent="  ")
+            out.write("\n}" if body else "}")
         out.write("\n")
+
+
+def _write_view(items: Iterator[str], out: TextIO, *, indent: str, compact: bool) -> None:
+    """A list of items already written as compact JSON: on one line (``compact``), else one item a line."""
+    first = next(items, None)
+    if first is None:
+        out.write("[]")
+        return
+    if compact:
+        out.write("[" + first)
+        for item in items:
+            out.write(", " + item)
+        out.write("]")
+        return
+    out.write("[\n" + indent + "  " + first)
+    for item in items:
+        out.write(",\n" + indent + "  " + item)
+    out.write("\n" + indent + "]")
 
 
 def _write_items(value: object, out: TextIO, *, indent: str) -> None:
@@ -447,10 +696,7 @@ def _write_items(value: object, out: TextIO, *, indent: str) -> None:
     if not isinstance(value, list) or not value:
         out.write(_compact(value))
         return
-    out.write("[")
-    for number, item in enumerate(value):
-        out.write(("," if number else "") + "\n" + indent + "  " + _compact(item))
-    out.write("\n" + indent + "]")
+    _write_view(iter(map(_compact, value)), out, indent=indent, compact=False)
 
 
 _STRICT: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
@@ -460,36 +706,25 @@ def _compact(value: object) -> str:
     return _STRICT.encode(value)
 
 
-def _repaired_value(finding: Finding) -> object:
-    messages = finding.view.messages
-    view: object = messages if isinstance(messages, str) else list(messages)
-    entry = finding.entry
-    if entry.body is None or entry.field is None:
-        return view
-    return {**entry.body, entry.field: view}
-
-
 # --- rendering ------------------------------------------------------------------------------------
 def render_text(finding: Finding) -> str:
     """A short, readable report of one transcript."""
-    entry = finding.entry
-    count = 1 if isinstance(entry.messages, str) else len(entry.messages)
     guessed = ", guessed: no tool turn to tell the lanes apart" if finding.lane_guessed else ""
-    what = "request body" if entry.container == "body" else "list"
+    what = "request body" if finding.container == "body" else "list"
     dialect = f" in the {finding.dialect} dialect" if finding.dialect is not None else ""
-    lines = [f"{entry.source}: {finding.lane}{dialect} ({what}, {count} messages{guessed})"]
+    lines = [f"{finding.source}: {finding.lane}{dialect} ({what}, {finding.count} messages{guessed})"]
     if finding.shape_lane is not None:
         lines.append(f"  note: its shape reads as {finding.shape_lane}; judged as {finding.lane}, as --lane asked")
     if finding.violations:
         lines.append("  the provider would refuse it (HTTP 400):")
         lines.extend(f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.violations)
-    if finding.view.repairs:
+    if finding.repairs:
         lines.append("  the law's repairs:")
         lines.append(f"    {'form':<18} {'lossy':<6} {'before run':<11} call ids")
         lines.extend(
             f"    {r.form:<18} {'yes' if r.lossy else 'no':<6} {'yes' if r.before_run else 'no':<11} "
             + (", ".join(r.tool_call_ids) or "-")
-            for r in finding.view.repairs
+            for r in finding.repairs
         )
     if finding.still_refused:
         lines.append("  the repaired view would still be refused:")
@@ -502,7 +737,7 @@ def render_text(finding: Finding) -> str:
 def as_json(finding: Finding) -> dict[str, object]:
     """One transcript's report as plain JSON."""
     return {
-        "source": finding.entry.source,
+        "source": finding.source,
         "lane": finding.lane,
         "lane_guessed": finding.lane_guessed,
         "dialect": finding.dialect,
@@ -510,12 +745,12 @@ def as_json(finding: Finding) -> dict[str, object]:
         "violations": [{"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations],
         "repairs": [
             {"form": r.form, "tool_call_ids": list(r.tool_call_ids), "lossy": r.lossy, "before_run": r.before_run}
-            for r in finding.view.repairs
+            for r in finding.repairs
         ],
         "still_refused": [
             {"position": v.position, "rule": v.rule, "message": v.message} for v in finding.still_refused
         ],
-        "lossy": finding.view.lossy,
+        "lossy": finding.lossy,
         "outcome": finding.outcome,
         "exit_code": EXIT_CODES[finding.outcome],
     }
@@ -693,20 +928,32 @@ def _check(args: argparse.Namespace) -> int:
     report = sys.stderr if args.fix == "-" else sys.stdout
     worst = 0
     for name in files:
+        shown = "<stdin>" if name == "-" else name
+        copy = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n")  # noqa: SIM115 - closed below
         try:
-            with _opened(name, limit=args.max_size) as read:
-                document = read_document("<stdin>" if name == "-" else name, read, limit=args.max_size)
-            findings = [judge(entry, lane=lane, dialect=dialect) for entry in document.entries]
+            with _opened(name, limit=args.max_size) as rewound:
+                document = read_document(shown, rewound(), limit=args.max_size, streamed=True)
+                judged = judge_streamed(
+                    shown,
+                    rewound(),
+                    document,
+                    limit=args.max_size,
+                    lane=lane,
+                    dialect=dialect,
+                    copy=copy if args.fix is not None else None,
+                )
         except (ToolTurnError, OSError) as error:
+            copy.close()
             reason = _one_line(error, name)
             _unreadable(reason, name, as_json=args.json, report=report)
             worst = EXIT_UNREADABLE
             continue
         except RecursionError:
+            copy.close()
             _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
             worst = EXIT_UNREADABLE
             continue
-        for finding in findings:
+        for finding, _, _ in judged:
             worst = max(worst, EXIT_CODES[finding.outcome])
             if args.json:
                 print(json.dumps(as_json(finding), ensure_ascii=False), file=report)
@@ -714,7 +961,8 @@ def _check(args: argparse.Namespace) -> int:
                 print(render_text(finding), file=report)
         if args.fix is not None:
             try:
-                _write(args.fix, document, findings)
+                copy.seek(0)
+                _write(args.fix, document, judged, copy)
             except OSError as error:
                 print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
                 worst = EXIT_UNREADABLE
@@ -724,6 +972,7 @@ def _check(args: argparse.Namespace) -> int:
             else:
                 if not args.json:
                     print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
+        copy.close()
     return worst
 
 
@@ -750,12 +999,24 @@ _KINDS: Final = (
 
 
 @contextlib.contextmanager
-def _opened(name: str, *, limit: int) -> Iterator[Read]:
-    """The bytes of ``name`` (``-`` is stdin): a regular file no larger than ``limit``, opened without blocking."""
+def _opened(name: str, *, limit: int) -> Iterator[Callable[[], Read]]:
+    """The bytes of ``name`` (``-`` is stdin), from the start each time asked.
+
+    A regular file no larger than ``limit``, opened without blocking; stdin is kept in a temporary file
+    (read no further than ``limit``).
+    """
     if name == "-":
         if sys.stdin is None:
             raise ToolTurnInputError("<stdin>: no standard input to read")
-        yield sys.stdin.buffer.read
+        with tempfile.TemporaryFile() as kept:
+            taken = 0
+            while chunk := sys.stdin.buffer.read(min(_CHUNK, limit + 1 - taken)):
+                taken += len(chunk)
+                kept.write(chunk)
+                if taken > limit:
+                    raise ToolTurnInputError(_too_large("<stdin>", limit))
+            kept.flush()
+            yield functools.partial(_rewound, kept.fileno())
         return
     descriptor = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens without a writer
     try:
@@ -765,17 +1026,23 @@ def _opened(name: str, *, limit: int) -> Iterator[Read]:
             raise ToolTurnInputError(f"{name}: {kind}, not a regular file; check reads regular files and - (stdin)")
         if status.st_size > limit:
             raise ToolTurnInputError(_too_large(name, limit))
-        yield functools.partial(os.read, descriptor)
+        yield functools.partial(_rewound, descriptor)
     finally:
         os.close(descriptor)
 
 
-def _write(target: str, document: Document, findings: Sequence[Finding]) -> None:
+def _rewound(descriptor: int) -> Read:
+    """A byte source reading the open file from its start."""
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return functools.partial(os.read, descriptor)
+
+
+def _write(target: str, document: Document, judged: Sequence[Judged], lines: TextIO) -> None:
     if target == "-":
-        write_repaired(document, findings, sys.stdout)
+        write_repaired(document, judged, lines, sys.stdout)
         return
     with open(target, "w", encoding="utf-8", errors="backslashreplace") as out:  # noqa: PTH123 - one text stream
-        write_repaired(document, findings, out)
+        write_repaired(document, judged, lines, out)
 
 
 def _one_line(error: BaseException, name: str) -> str:

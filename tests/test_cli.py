@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_toolturn
-from otel_toolturn import Lane, validate
+from bench.law import session
+from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.cli import (
     DEFAULT_MAX_SIZE,
     EXIT_CODES,
@@ -765,14 +766,8 @@ def _holds_a_message(value: object) -> bool:
     )
 
 
-MEMORY_CASES = [
-    *((lane, (40, 40)) for lane in get_args(Lane)),
-    *((lane, (20, 7)) for lane in ("anthropic.messages", "openai.chat_completions", "openai.responses")),
-]
-"""Every lane with results of 3-6 KB; with results of 1.5-2 KB, the lanes whose wire shape holds them within 2x.
-
-(A Gemini or Converse result is four or five nested objects: held as Python, more than twice its text at that size.)
-"""
+MEMORY_CASES = [(lane, lines) for lines in ((40, 40), (20, 7)) for lane in get_args(Lane)]
+"""Every lane, with results of 3-6 KB and of 1.5-2 KB."""
 
 
 @pytest.mark.parametrize(
@@ -789,6 +784,52 @@ def test_memory_stays_within_twice_the_file(tmp_path: Path, lane: Lane, lines: t
     for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
         grown = _peak_rss("check", str(source), *extra) - baseline
         assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
+
+
+def test_memory_of_short_messages_stays_within_twice_the_file(tmp_path: Path) -> None:
+    """On 24 MB of messages of two words each, ``check`` and ``check --fix`` grow by at most twice the file's size."""
+    source = tmp_path / "chat.json"
+    words = itertools.cycle(f"word{n} other{n % 97}" for n in range(1000))
+    messages: list[Message] = []
+    written = 0
+    while written < 24_000_000:
+        message: Message = {"role": "user" if len(messages) % 2 == 0 else "assistant", "content": next(words)}
+        messages.append(message)
+        written += len(json.dumps(message)) + 2
+    source.write_text(json.dumps(messages), encoding="utf-8")
+    baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
+    size = source.stat().st_size
+    for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
+        grown = _peak_rss("check", str(source), *extra) - baseline
+        assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
+
+
+@pytest.mark.parametrize("lane", get_args(Lane))
+def test_a_transcript_judged_in_segments_gets_the_whole_lists_verdict_and_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane
+) -> None:
+    """A broken transcript many segments long: the report and the ``--fix`` copy are the whole list's own.
+
+    Its first call is answered only at the end, thousands of messages later; faults stand in every segment.
+    """
+    events: list[Event] = [U("start"), A(c("early", "read")), U("go on")]
+    events += list(session(6_000, state="dense"))
+    events += [A(t("done")), R("early", "the early result, at last")]
+    messages = build(lane, events)
+    body = {BODY_FIELDS[lane]: messages} if lane in BODY_FIELDS else messages
+    source, fixed = write(tmp_path, "session.json", body), tmp_path / "fixed.json"
+    code, out, _ = run(capsys, str(source), "--json", "--fix", str(fixed))
+    whole = ensure_tool_turn_invariants(messages, lane=lane)
+    report = json.loads(out.splitlines()[0])
+    copy = json.loads(fixed.read_text(encoding="utf-8"))
+    assert (copy[BODY_FIELDS[lane]] if lane in BODY_FIELDS else copy) == json.loads(json.dumps(list(whole.messages)))
+    assert [(r["form"], tuple(r["tool_call_ids"])) for r in report["repairs"]] == [
+        (r.form, r.tool_call_ids) for r in whole.repairs
+    ]
+    assert [v["message"] for v in report["violations"]] == [v.message for v in validate(messages, lane=lane)]
+    assert report["still_refused"] == []
+    assert code == EXIT_CODES[report["outcome"]]
+    assert "late_result_in_place" in {r["form"] for r in report["repairs"]}
 
 
 _PEAK = """\

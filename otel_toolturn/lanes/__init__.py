@@ -6,7 +6,7 @@ the lane's provider rules.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, cast
 
 from otel_toolturn._errors import ToolTurnInputError, UnknownLaneError
@@ -144,20 +144,45 @@ def body_transcript(body: Mapping[str, object]) -> tuple[str, list[object] | str
     return None
 
 
-def detect_lane(body: Mapping[str, object], transcript_field: str | None, items: Sequence[object]) -> tuple[Lane, bool]:
+def detect_lane(body: Mapping[str, object], transcript_field: str | None, items: Iterable[object]) -> tuple[Lane, bool]:
     """The lane a transcript read without its lane is written for, and whether that was a guess.
 
     Each lane in ``DETECTION_ORDER`` is asked to claim the body, then each item in turn; a list no lane
     claims is Chat Completions, a guess unless one of its messages has a system or developer role.
     """
-    for lane in DETECTION_ORDER:
-        if ADAPTERS[lane].claims_body(body, transcript_field):
-            return lane, False
+    clues = LaneClues()
     for item in items:
-        if isinstance(item, Mapping):
+        if clues.read(item):
+            break
+    return clues.lane(body, transcript_field)
+
+
+class LaneClues:
+    """What a transcript's items tell of its lane, read one item at a time (``detect_lane``'s reading)."""
+
+    __slots__ = ("claimed", "instructed")
+
+    def __init__(self) -> None:
+        self.claimed: Lane | None = None
+        """The lane that claimed the first item one claims."""
+        self.instructed = False
+        """Whether an item before it had a system or developer role."""
+
+    def read(self, item: object) -> bool:
+        """Take the next item; ``True`` once a lane claimed one (the items after it tell nothing more)."""
+        if self.claimed is None and isinstance(item, Mapping):
             for lane in DETECTION_ORDER:
                 if ADAPTERS[lane].claims_item(item):
-                    return lane, False
-    if any(isinstance(i, Mapping) and i.get("role") in request_parts.INSTRUCTION_ROLES for i in items):
-        return FALLBACK_LANE, False
-    return FALLBACK_LANE, True
+                    self.claimed = lane
+                    return True
+            self.instructed = self.instructed or item.get("role") in request_parts.INSTRUCTION_ROLES
+        return self.claimed is not None
+
+    def lane(self, body: Mapping[str, object], transcript_field: str | None) -> tuple[Lane, bool]:
+        """The lane, and whether it was a guess: the body's claim first, then the items'."""
+        for lane in DETECTION_ORDER:
+            if ADAPTERS[lane].claims_body(body, transcript_field):
+                return lane, False
+        if self.claimed is not None:
+            return self.claimed, False
+        return FALLBACK_LANE, not self.instructed
