@@ -530,7 +530,7 @@ class _Judging:
     ``copy``: where the view's items are written, one compact JSON a line (``written`` counts them).
     """
 
-    __slots__ = ("_given", "_law", "_read", "_sent", "_viewed", "copy", "entry", "lane", "shape", "written")
+    __slots__ = ("_given", "_law", "_read", "_sent", "_viewed", "copy", "entry", "lane", "shape", "taken", "written")
 
     def __init__(self, entry: Entry, *, lane: Lane | None, dialect: Dialect | None, copy: TextIO | None) -> None:
         self.entry = entry
@@ -550,9 +550,12 @@ class _Judging:
         self._viewed = _Segments(chosen)
         self.copy = copy
         self.written = 0
+        self.taken = 0
+        """How many items of the transcript were taken."""
 
     def add(self, item: object) -> None:
         """Take the transcript's next item."""
+        self.taken += 1
         segment = self._read.add(item)
         if segment is not None:
             self._judge(segment, last=False)
@@ -595,7 +598,7 @@ def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) ->
         return judging.finding(1)
     for item in entry.messages:
         judging.add(item)
-    return judging.finding(len(entry.messages))
+    return judging.finding(judging.taken)
 
 
 Judged = tuple[Finding, dict[str, object] | None, int]
@@ -618,8 +621,11 @@ def judge_streamed(
     the view were written to ``copy``.
     """
     judgings: dict[int, _Judging] = {}
+    changed = ToolTurnInputError(f"{name}: changed while it was read; check it again")
 
     def sink(index: int, key: str | None) -> Sink | None:
+        if index >= len(document.entries):
+            raise changed
         entry = document.entries[index]
         if entry.listed is None or key != entry.field:
             return None
@@ -629,14 +635,21 @@ def judge_streamed(
     judged: list[Judged] = []
     reader = _Reader(name, read, limit=limit, sinks=sink)
     for index, (_, value) in enumerate(reader.values()):
+        if index >= len(document.entries):
+            raise changed
         entry = document.entries[index]
         judging = judgings.pop(index, None)
-        if judging is None:  # a string ``input``
-            found = judge(entry, lane=lane, dialect=dialect)
+        if judging is None:
+            if not isinstance(entry.messages, str):
+                raise changed
+            found = judge(entry, lane=lane, dialect=dialect)  # a string ``input``: no tool turn to judge
             judged.append((found, value if isinstance(value, dict) else None, 0))
             continue
-        count = entry.listed.count if entry.listed is not None else 0
-        judged.append((judging.finding(count), value if isinstance(value, dict) else None, judging.written))
+        if entry.listed is None or judging.taken != entry.listed.count:
+            raise changed
+        judged.append((judging.finding(judging.taken), value if isinstance(value, dict) else None, judging.written))
+    if len(judged) != len(document.entries):
+        raise changed
     return judged
 
 

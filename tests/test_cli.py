@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import otel_toolturn
 from bench.law import session
-from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn import Lane, ToolTurnInputError, ensure_tool_turn_invariants, validate
 from otel_toolturn.cli import (
     DEFAULT_MAX_SIZE,
     EXIT_CODES,
@@ -30,6 +30,7 @@ from otel_toolturn.cli import (
     VERDICTS,
     Entry,
     detect_lane,
+    judge_streamed,
     main,
     parse_size,
     read_document,
@@ -830,6 +831,26 @@ def test_a_transcript_judged_in_segments_gets_the_whole_lists_verdict_and_copy(
     assert report["still_refused"] == []
     assert code == EXIT_CODES[report["outcome"]]
     assert "late_result_in_place" in {r["form"] for r in report["repairs"]}
+
+
+@pytest.mark.parametrize(
+    "second",
+    [[USER, SAID, USER], [USER], [[USER], [SAID]], {"messages": [USER, SAID]}],
+    ids=["longer", "shorter", "two lines", "a body"],
+)
+def test_a_file_changed_between_its_two_readings_is_refused(second: object) -> None:
+    """Text that differs at the second reading (more or fewer items, more values, another shape) is unreadable."""
+    first = json.dumps([USER, SAID]).encode()
+    again = (
+        "\n".join(json.dumps(v) for v in second)
+        if isinstance(second, list) and isinstance(second[0], list)
+        else json.dumps(second)
+    ).encode()
+    document = read_document("s.json", io.BytesIO(first).read, streamed=True)
+    with pytest.raises(ToolTurnInputError, match="changed while it was read"):
+        judge_streamed(
+            "s.json", io.BytesIO(again).read, document, limit=DEFAULT_MAX_SIZE, lane=None, dialect=None, copy=None
+        )
 
 
 _PEAK = """\
