@@ -123,7 +123,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import NamedTuple
 
 from otel_toolturn._view import (
     OTHER,
@@ -217,11 +217,38 @@ Reported = tuple[tuple[RepairForm, CallKind, tuple[str, ...]], ...]
 
 
 CARRIED = -2
-"""The ``turn`` of a call carried from an earlier segment: no unit index, and never the running batch (``-1``)."""
+"""The ``turn`` of the plan of the results delivered to carried calls: no unit index."""
 
-NO_RESULTS: Final[list[int]] = []
-"""The results of every carried call no later result reached yet, shared: ``_Attribution`` gives a carried call
-lists of its own before it adds to them, so this one stays empty."""
+
+class _Delivered(NamedTuple):
+    """A call of this view whose later results are delivered where they stand: what delivery needs of it."""
+
+    call_id: str
+    written: str
+    name: str
+    kind: CallKind
+
+
+class CarriedCall:
+    """A call of an earlier segment of a stream (``LawStream``): what a later result for it needs, and no wire object.
+
+    ``call_id``: its id as read (reports name it); ``written``: as the view wrote it; ``name``: its
+    ``call_name``; ``kind``: its ``call_kind``; ``answered``: whether a result the model saw answers it;
+    ``key``: its turn's key in the stream; ``place``: its place among its turn's calls.
+    """
+
+    __slots__ = ("answered", "call_id", "key", "kind", "name", "place", "written")
+
+    def __init__(
+        self, call_id: str, written: str, name: str, kind: CallKind, *, answered: bool, key: int, place: int
+    ) -> None:
+        self.call_id = call_id
+        self.written = written
+        self.name = name
+        self.kind = kind
+        self.answered = answered
+        self.key = key
+        self.place = place
 
 
 class Slot:
@@ -230,12 +257,10 @@ class Slot:
     ``replied``: for each result, the index of the last assistant unit before it (the turn itself,
     or later). ``placed``: its results that stood right after the turn (only results between them).
     ``written``: the call as the view writes it (``call`` itself unless it got ``new_id``).
-    ``answered``: whether a result the model saw answers it (``None``: not decided here). ``key``: a call
-    carried from an earlier segment of a stream (``LawStream``), the key of its turn; its ``turn`` is then
-    ``CARRIED``, and ``place`` its place among its turn's calls.
+    ``answered``: whether a result the model saw answers it (``None``: not decided here).
     """
 
-    __slots__ = ("answered", "call", "key", "new_id", "place", "placed", "replied", "results", "turn", "written")
+    __slots__ = ("answered", "call", "new_id", "placed", "replied", "results", "turn", "written")
 
     def __init__(self, call: Call, turn: int) -> None:
         self.call = call
@@ -246,8 +271,6 @@ class Slot:
         self.new_id: str | None = None
         self.written: Call | None = None
         self.answered: bool | None = None
-        self.key: int | None = None
-        self.place = 0
 
     @property
     def out(self) -> Call:
@@ -347,17 +370,17 @@ class Attribution:
         view: View,
         *,
         chained: bool,
-        owner: dict[str, Slot | Clean] | None = None,
+        owner: dict[str, Slot | Clean | CarriedCall] | None = None,
         taken: TakenIds | None = None,
     ) -> None:
         self.adapter = adapter
         self.view = view
-        self.owner: dict[str, Slot | Clean] = {} if owner is None else owner
+        self.owner: dict[str, Slot | Clean | CarriedCall] = {} if owner is None else owner
         """Per call id, its nearest call so far (given: the calls of a stream's earlier segments)."""
         self.taken = TakenIds() if taken is None else taken
         """The call ids of the view so far, derived ones included (given: a stream's earlier segments' too)."""
-        self.carried: list[Slot] = []
-        """The carried calls (``Slot.key``) a result of this view answers, in the order first answered."""
+        self.carried: dict[CarriedCall, list[int]] = {}
+        """The carried calls a result of this view answers, in the order first answered, with those results."""
         self.notes: dict[int, Notes] = {}
         """Per turn, what reading it restored."""
         self.slots_of: dict[int, list[Slot]] = {}
@@ -394,11 +417,12 @@ class Attribution:
                     slot = owner.get(call_id) if call_id is not None else None
                     if type(slot) is Clean:
                         self.reached.add(slot.position)  # a later result answers one of its calls
+                    elif type(slot) is CarriedCall:
+                        self.carried.setdefault(slot, []).append(index)
+                        if not anywhere and not adapter.interrupted(units[index]):
+                            adjacent = -1  # delivered where it stands as text: no result any more
                     elif slot is not None:
                         assert isinstance(slot, Slot)  # noqa: S101 - the only other kind; narrows for the type checker
-                        if slot.key is not None and not slot.results:
-                            slot.results, slot.replied, slot.placed = [], [], []  # its own, no longer the shared empty
-                            self.carried.append(slot)
                         slot.results.append(index)
                         slot.replied.append(replied)
                         if slot.turn == adjacent:
@@ -464,7 +488,7 @@ class Attribution:
         )
         return derived
 
-    def _read_turn(self, index: int, turn: Turn, owner: dict[str, Slot | Clean], taken: TakenIds) -> None:
+    def _read_turn(self, index: int, turn: Turn, owner: dict[str, Slot | Clean | CarriedCall], taken: TakenIds) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         adapter = self.adapter
         seen: set[str] = set()
@@ -536,7 +560,9 @@ class _Plan:
     marked: Reported
 
 
-def plan_view(adapter: LaneAdapter, reading: Attribution, carried: Callable[[Slot], Notes] | None = None) -> _Plan:
+def plan_view(
+    adapter: LaneAdapter, reading: Attribution, carried: Callable[[CarriedCall], Notes] | None = None
+) -> _Plan:
     """Every turn's plan, then what no turn owns: all decided before anything is written.
 
     ``carried``: for a call carried from an earlier segment of a stream, where its turn's decisions are
@@ -550,18 +576,15 @@ def plan_view(adapter: LaneAdapter, reading: Attribution, carried: Callable[[Slo
     ]
     if reading.carried:
         assert carried is not None  # noqa: S101 - only a stream carries calls, and it says where they are noted
-        for slot in reading.carried:
+        for call, results in reading.carried.items():
             replaced: dict[int, tuple[_Piece, ...]] = {}
-            decided = carried(slot)
-            call_kind = adapter.call_kind(slot.call.ref)
-            slot.answered = _in_place(
+            call.answered = _in_place(
                 adapter,
                 view,
-                slot,
-                slot.results,
-                call_kind,
-                answered=bool(slot.answered),
-                decided=decided,
+                call,
+                results,
+                answered=call.answered,
+                decided=carried(call),
                 replaced=replaced,
             )
             turns.append(
@@ -666,8 +689,9 @@ def _plan_turn(adapter: LaneAdapter, reading: Attribution, index: int, slots: li
                     changed = True
             if len(slot.results) > len(window):
                 later = [r for r in slot.results if r not in window_set]
+                delivered = _Delivered(call_id, call.call_id, adapter.call_name(slot.call.ref), call_kind)
                 answered = _in_place(
-                    adapter, view, slot, later, call_kind, answered=answered, decided=decided, replaced=replaced
+                    adapter, view, delivered, later, answered=answered, decided=decided, replaced=replaced
                 )
             slot.answered = answered
         if anywhere:
@@ -697,9 +721,8 @@ def _plan_turn(adapter: LaneAdapter, reading: Attribution, index: int, slots: li
 def _in_place(
     adapter: LaneAdapter,
     view: View,
-    slot: Slot,
+    call: _Delivered | CarriedCall,
     results: Sequence[int],
-    call_kind: CallKind,
     *,
     answered: bool,
     decided: Notes,
@@ -707,19 +730,19 @@ def _in_place(
 ) -> bool:
     """The call's ``results`` recorded after its window, each delivered where it stands; whether it is then answered.
 
-    ``call_kind``: the kind of call it is; ``answered``: whether a result the model saw answers the call
-    before them. An interrupted close there is left out; any other result becomes what ``deliver``
-    writes (iii).
+    ``call``: the call (a ``CarriedCall``, or one of this view's); ``answered``: whether a result the model
+    saw answers the call before them. An interrupted close there is left out; any other result becomes what
+    ``deliver`` writes (iii).
     """
     units, sources = view.units, view.sources
-    call, call_id = slot.out, slot.call.call_id
+    call_id, written, name, call_kind = call.call_id, call.written, call.name, call.kind
     for r in results:
         form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
         decided.setdefault((form, call_kind), {})[call_id] = None
         if adapter.interrupted(units[r]):
             replaced[r] = ()
             continue
-        kind, unit = adapter.deliver(units[r], call, second=answered)
+        kind, unit = adapter.deliver(units[r], written, name, second=answered)
         replaced[r] = ((kind, unit, sources.get(r) if kind == PART else None),)
         answered = True
     return answered

@@ -11,8 +11,9 @@ there, and a later result for an earlier call is delivered where it stands.
 
 What a stream holds of the segments already written, bounded by the calls, never by their content:
 
-- per call id, the call as the view wrote it, whether a result the model saw answers it, and its turn
-  (a later result is delivered where it stands under the call's name);
+- per call id, a ``CarriedCall``: the call's id as written, its name and kind, whether a result the model
+  saw answers it, and its turn (a later result is delivered where it stands under the call's name); never
+  the call's wire object;
 - the call ids taken so far, with the resume counters of derived ids;
 - the ids of the results left out as orphans, and the lane's marks, for the one report of each;
 - the decisions noted on each turn that has any (a later delivery adds to its turn's report);
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 
 from otel_toolturn._law import (
     CARRIED,
-    NO_RESULTS,
     Attribution,
+    CarriedCall,
     Notes,
     Reported,
     Slot,
@@ -94,6 +95,7 @@ class LawStream:
         "_adapter",
         "_chained",
         "_marked",
+        "_names",
         "_orphans",
         "_owner",
         "_refused",
@@ -106,8 +108,10 @@ class LawStream:
     def __init__(self, lane: Lane, *, chained: bool = False, dialect: Dialect | None = None) -> None:
         self._adapter = adapter_for(lane, dialect)
         self._chained = chained
-        self._owner: dict[str, Slot | Clean] = {}
-        """Per call id, its nearest call so far, carried (``Slot.key``) once its segment is written."""
+        self._owner: dict[str, Slot | Clean | CarriedCall] = {}
+        """Per call id, its nearest call so far: a ``CarriedCall`` once its segment is written."""
+        self._names: dict[str, str] = {}
+        """The carried calls' names, each held once."""
         self._taken = TakenIds()
         self._orphans: dict[str, None] = {}
         self._refused: list[Mark] = []
@@ -137,33 +141,45 @@ class LawStream:
         self._orphans.update(reading.orphans)
         self._refused.extend(view.refused.values())
         self._marked.extend(kept_marks(view))
-        for index, slots in reading.slots_of.items():
-            for place, slot in enumerate(slots):
-                slot.place = place
-                if slot.answered is None:  # its turn stood as it was: answered once, right after it
-                    slot.answered = not adapter.interrupted(view.units[slot.results[0]])
-                slot.key = base + index
-                slot.turn = CARRIED
-                slot.results = slot.replied = slot.placed = NO_RESULTS
-        for slot in reading.carried:
-            slot.results = slot.replied = slot.placed = NO_RESULTS
+        self._carry(reading, base)
         self._units = base + len(view.units)
         out = emit_view(adapter, view, plan, items)
         out.more = not last
         return adapter.write(out)
+
+    def _carry(self, reading: Attribution, base: int) -> None:
+        """Each call of the segment still its id's nearest, as a ``CarriedCall`` (its turn keyed from ``base``)."""
+        adapter, owner, names, units = self._adapter, self._owner, self._names, reading.view.units
+        for index, slots in reading.slots_of.items():
+            for place, slot in enumerate(slots):
+                call_id = slot.call.call_id
+                if owner.get(call_id) is not slot:
+                    continue  # a later call of the segment took its id: no later result can reach it
+                answered = slot.answered
+                if answered is None:  # its turn stood as it was: answered once, right after it
+                    answered = not adapter.interrupted(units[slot.results[0]])
+                name = adapter.call_name(slot.call.ref)
+                owner[call_id] = CarriedCall(
+                    call_id,
+                    slot.out.call_id,
+                    names.setdefault(name, name),
+                    adapter.call_kind(slot.call.ref),
+                    answered=answered,
+                    key=base + index,
+                    place=place,
+                )
 
     @staticmethod
     def _places_of(reading: Attribution, turn: int) -> dict[str, int]:
         """The turn's call ids by their place in it."""
         return {slot.call.call_id: place for place, slot in enumerate(reading.slots_of[turn])}
 
-    def _carried_notes(self, slot: Slot) -> Notes:
+    def _carried_notes(self, call: CarriedCall) -> Notes:
         """Where the decisions on a carried call are noted: its turn's (made when it had none)."""
-        assert slot.key is not None  # noqa: S101 - a carried call has its turn's key
-        notes = self._turns.get(slot.key)
+        notes = self._turns.get(call.key)
         if notes is None:
-            notes = self._turns[slot.key] = _TurnNotes(read=None, decided={}, places={})
-        notes.places[slot.call.call_id] = slot.place
+            notes = self._turns[call.key] = _TurnNotes(read=None, decided={}, places={})
+        notes.places[call.call_id] = call.place
         return notes.decided
 
     def close(self) -> tuple[ToolTurnRepair, ...]:

@@ -405,8 +405,13 @@ class LaneAdapter(Protocol):
     def fold(self, results: Sequence[object]) -> object:
         """One result holding every byte of ``results`` (first first), joined by the separator."""
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The name a delivered result's heading gives its call (a ``Call.ref``): its tool's name, else ``""``."""
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """A result the model had not seen when it answered, as a unit the lane accepts where it stands.
+
+        ``call_id``: the call's id as the view writes it; ``name``: its ``call_name``.
 
         Not a result any more: text naming the call (``in_place_heading``), then every byte of the
         result's content (images and other parts kept as parts), as ``(kind, unit)`` — an Anthropic

@@ -7,6 +7,7 @@ equal ``ensure_tool_turn_invariants`` of the whole list, and ``close`` gives its
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from otel_toolturn import LANES, Dialect, Lane, ensure_tool_turn_invariants
 from otel_toolturn._law_stream import LawStream, cut_here
 from otel_toolturn._vocab import DIALECTS
+from otel_toolturn.lanes import adapter_for
 from tests.test_law_properties import transcripts
 from tests.transcripts import A, Event, R, U, build, c, gemini, ollama, t
 
@@ -103,3 +105,45 @@ def test_the_stream_cuts_only_where_an_answer_starts() -> None:
     """A cut falls before an assistant message that follows a user's, never inside a run of the model's."""
     items = build(ANTHROPIC, [U("q"), A(t("x")), A(c("a")), R("a"), A(t("y"))])
     assert [i for i in range(1, len(items)) if cut_here(items[i - 1], items[i], lane=ANTHROPIC)] == [1, 4]
+
+
+def _containers(value: object) -> list[object]:
+    """Every dict and list in a wire value, itself included."""
+    if isinstance(value, dict):
+        return [value, *(inner for member in value.values() for inner in _containers(member))]
+    if isinstance(value, list):
+        return [value, *(inner for member in value for inner in _containers(member))]
+    return []
+
+
+def _reachable(root: object, *, skip: object) -> list[object]:
+    """Every object reachable from ``root`` by references, ``skip`` and what only it reaches left out."""
+    import gc  # noqa: PLC0415 - only this test asks the collector
+
+    seen = {id(root), id(skip)}
+    stack, found = [root], []
+    while stack:
+        for referent in gc.get_referents(stack.pop()):
+            if id(referent) not in seen and not isinstance(referent, type):
+                seen.add(id(referent))
+                found.append(referent)
+                stack.append(referent)
+    return found
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_written_segment_is_held_by_nothing_the_stream_keeps(lane: Lane) -> None:
+    """Once a segment is written, the stream keeps no wire object of it: a later result still gets its call's name."""
+    items = build(lane, [U("go"), A(c("k1", "lookup")), U("well?"), A(t("meanwhile")), R("k1", "found it")])
+    cut = max(i for i in range(1, len(items)) if cut_here(items[i - 1], items[i], lane=lane))  # before "meanwhile"
+    stream = LawStream(lane)
+    view = stream.feed(items[:cut], last=False)
+    wire = {id(container) for item in [*items[:cut], *view] for container in _containers(item)}
+    kept = [held for held in _reachable(stream, skip=adapter_for(lane)) if id(held) in wire]
+    assert kept == []
+    view += stream.feed(items[cut:], last=True)
+    whole = ensure_tool_turn_invariants(items, lane=lane)
+    assert view == list(whole.messages)
+    assert stream.close() == whole.repairs
+    assert [r.form for r in whole.repairs] == ["missing_result", "late_result_in_place"]
+    assert "lookup" in json.dumps(view[-2:])

@@ -223,15 +223,17 @@ class AnthropicMessages(AdapterDefaults):
             return replace(results[0], content=content, is_error=True)
         return replace(results[0], content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The block's ``name``."""
+        return _name(call)
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """The result as blocks of the message it stood in: a text block naming the call, then its content's blocks.
 
         A block a user message holds (text, image, document, search result) is kept as it is; any other
         (a ``tool_result`` or ``tool_use`` nested in the content, an empty text) as a text block of its JSON.
         """
-        heading = in_place_heading(
-            call.call_id, _name(call.ref), second=second, error=field(result, "is_error") is True
-        )
+        heading = in_place_heading(call_id, name, second=second, error=field(result, "is_error") is True)
         return PART, tuple(delivered_parts(heading, field(result, "content"), _USER_BLOCKS, "text"))
 
     def write(self, out: Emitted) -> list[object]:

@@ -291,7 +291,11 @@ class BedrockConverse(AdapterDefaults):
             return replace(results[0], toolResult=replace(inner, content=blocks, status="error"))
         return replace(results[0], toolResult=replace(inner, content=blocks))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The ``toolUse``'s ``name``."""
+        return _name(call)
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """The result as blocks of the user message it stood in: a text naming the call, then its content.
 
         A leading text shares the heading's block; an ``image``, ``document``, ``video``, ``searchResult``
@@ -299,9 +303,7 @@ class BedrockConverse(AdapterDefaults):
         a text block of its JSON.
         """
         inner = _result(result)
-        heading = in_place_heading(
-            call.call_id, _name(call.ref), second=second, error=field(inner, "status") == "error"
-        )
+        heading = in_place_heading(call_id, name, second=second, error=field(inner, "status") == "error")
         content = field(inner, "content")
         parts = list(content) if is_list(content) else ([] if content is None else [content])
         first = field(parts[0], "text") if parts and _kind(parts[0]) == "text" else None

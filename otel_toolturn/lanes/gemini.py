@@ -439,11 +439,15 @@ class GeminiGenerateContent(AdapterDefaults):
             return {**first, spelled: inner}
         return replace(first, function_response=replace(data, response={key: joined}))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The ``functionCall``'s ``name``."""
+        return name_of(call_of(call)) or ""
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """A text part, in the content the result stood in: a line naming the call, then the result's text."""
         payload = _payload(result)
         error = isinstance(payload, Mapping) and "error" in payload
-        heading = in_place_heading(call.call_id, name_of(call_of(call.ref)) or "", second=second, error=error)
+        heading = in_place_heading(call_id, name, second=second, error=error)
         text = _one_text(payload)
         body = text[1] if text is not None else json.dumps(payload, ensure_ascii=False, default=str)
         like = result if not isinstance(result, Mapping) else {}

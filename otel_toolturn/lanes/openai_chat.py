@@ -189,16 +189,20 @@ class OpenAIChat(AdapterDefaults):
             return {"role": "tool", "tool_call_id": field(first, "tool_call_id"), "content": content}
         return replace(first, content=content)
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The ``function``'s ``name``."""
+        function = field(call, "function")
+        name = field(function, "name") if function is not None else None
+        return name if isinstance(name, str) else ""
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """A user message: a line naming the call, then the ``tool`` message's content.
 
         A string content follows the line in one string; parts a user message holds (text, image,
         audio, file) are kept as parts, any other part (or a content that is no list) as a text part
         of its JSON.
         """
-        function = field(call.ref, "function")
-        name = field(function, "name") if function is not None else None
-        heading = in_place_heading(call.call_id, name if isinstance(name, str) else "", second=second, error=False)
+        heading = in_place_heading(call_id, name, second=second, error=False)
         parts = delivered_parts(heading, field(result, "content"), _USER_PARTS, "text")
         if len(parts) == 1:
             return OTHER, {"role": "user", "content": field(parts[0], "text")}

@@ -563,7 +563,12 @@ class OpenAIResponses(AdapterDefaults):
             return _Screenshots(first, tuple(results[1:]))
         return replace(first, output=fold_contents(outputs, _input_text))
 
-    def deliver(self, result: object, call: Call, *, second: bool) -> tuple[UnitKind, object]:
+    def call_name(self, call: object) -> str:
+        """The item's ``name``; a call with none (shell, patch, computer) is named by its type."""
+        name = field(call, "name")
+        return name if isinstance(name, str) else str(_type(call))
+
+    def deliver(self, result: object, call_id: str, name: str, *, second: bool) -> tuple[UnitKind, object]:
         """A user message item: a line naming the call, then the output.
 
         Parts a user message holds (``input_text``, ``input_image``, ``input_file``) are kept as parts,
@@ -571,12 +576,9 @@ class OpenAIResponses(AdapterDefaults):
         shell output's chunks so become text; a computer output's screenshot an ``input_image``; an
         apply-patch output that failed is named an error.
         """
-        name = field(call.ref, "name")
-        if not isinstance(name, str):
-            name = str(_type(call.ref))
         output = field(result, "output")
         failed = _answers(result) == "apply_patch" and field(result, "status") == "failed"
-        heading = in_place_heading(call.call_id, name, second=second, error=failed)
+        heading = in_place_heading(call_id, name, second=second, error=failed)
         if _answers(result) == "computer":
             output = [_screenshot_part(output)]
         content = delivered_parts(heading, output, _USER_PARTS, "input_text")
@@ -662,9 +664,10 @@ class ResponsesValidation:
     """The Responses API's rules over ``input`` fed one segment at a time (``_view.ValidationStream``).
 
     Kept across a cut: the item ids so far; the call ids so far, each with its call's position and what the
-    API calls it; the call ids outputs answered; the rules broken so far; where the next segment starts; and a
-    ``reasoning`` item ending a segment (its position and id) until the item after it is read. A call no
-    output answered when the transcript ends is ``missing_output``.
+    API calls it until an output answers it; the call ids outputs answered that no call had yet; the rules
+    broken so far; where the next segment starts; and a ``reasoning`` item ending a segment (its position
+    and id) until the item after it is read. A call no output answered when the transcript ends is
+    ``missing_output``.
     """
 
     __slots__ = ("_calls", "_chained", "_item_ids", "_offset", "_outputs", "_reasoning", "_violations")
@@ -672,8 +675,10 @@ class ResponsesValidation:
     def __init__(self, *, chained: bool = False) -> None:
         self._chained = chained
         self._violations: list[Violation] = []
-        self._calls: dict[str, tuple[int, str]] = {}
+        self._calls: dict[str, tuple[int, str] | None] = {}
+        """Call id -> its call's position and what the API calls it; ``None`` once an output answered it."""
         self._outputs: set[str] = set()
+        """The call ids an output answered while no call had them (an id-less output's as ``"None"``)."""
         self._item_ids: set[str] = set()
         self._offset = 0
         self._reasoning: tuple[int, object] | None = None
@@ -713,12 +718,15 @@ class ResponsesValidation:
             if kind in (*CALL_TYPES, *OUTPUT_TYPES) and call_id is not None and not isinstance(call_id, str):
                 violations.append(_invalid_type(position, "call_id", call_id))
             elif kind in CALL_TYPES:
+                key = str(call_id)  # an id-less call is kept as "None", and never found a duplicate
                 if call_id in calls:
-                    violations.append(_duplicate(position, str(call_id)))
+                    violations.append(_duplicate(position, key))
+                elif key in outputs or (key in calls and calls[key] is None):
+                    calls[key] = None  # an output before it answered it
                 else:
-                    calls[str(call_id)] = (position, _SPELLING[_KIND_OF.get(kind, "function")].what)
+                    calls[key] = (position, _SPELLING[_KIND_OF.get(kind, "function")].what)
             elif kind in OUTPUT_TYPES:
-                if call_id in outputs:
+                if call_id in outputs or (isinstance(call_id, str) and call_id in calls and calls[call_id] is None):
                     violations.append(
                         Violation(
                             position=position,
@@ -736,7 +744,10 @@ class ResponsesValidation:
                             f"with call_id {call_id}.",
                         )
                     )
-                outputs.add(str(call_id))
+                if isinstance(call_id, str) and call_id in calls:
+                    calls[call_id] = None
+                else:
+                    outputs.add(str(call_id))  # an id-less output is kept as "None", as an id-less call is
         self._offset = offset + stop
 
     def close(self) -> list[Violation]:
@@ -747,8 +758,9 @@ class ResponsesValidation:
                 rule="missing_output",
                 message=f"No tool output found for {what} {call_id}.",
             )
-            for call_id, (position, what) in self._calls.items()
-            if call_id not in self._outputs
+            for call_id, pending in self._calls.items()
+            if pending is not None and call_id not in self._outputs  # an id-less output answers an id-less call
+            for position, what in (pending,)
         ]
         return sorted([*self._violations, *missing], key=lambda v: v.position)
 
