@@ -73,6 +73,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -83,6 +84,7 @@ from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
 from otel_toolturn._law import ToolTurnRepair
 from otel_toolturn._law_stream import LawStream, cut_here
 from otel_toolturn._validate import Violation
+from otel_toolturn._view import ValidationStream
 from otel_toolturn._vocab import DIALECTS, DemoTelemetry, Dialect, Lane
 from otel_toolturn.compose import continues_server_state
 from otel_toolturn.lanes import CLI_ALIASES, DIALECT_ADAPTERS, body_transcript
@@ -524,6 +526,11 @@ class _Segments:
         return held
 
 
+def _same_items(view: list[object], segment: list[object]) -> bool:
+    """Whether the view is the segment, item for item (the same objects, in order)."""
+    return len(view) == len(segment) and all(a is b for a, b in zip(view, segment, strict=True))
+
+
 class _Judging:
     """One transcript judged as it is read: the provider's rules on it, the law's view, and the rules on the view.
 
@@ -544,7 +551,9 @@ class _Judging:
         chained = continues_server_state(entry.body or {}, lane=chosen)
         adapter = lanes.adapter_for(chosen, dialect)
         self._given = adapter.validate_stream(chained=chained)
-        self._sent = adapter.validate_stream(chained=chained)
+        self._sent: ValidationStream | None = None
+        """The rules on the view, from the first segment the law changed; until then the view is the input,
+        item for item, and so is its verdict."""
         self._law = LawStream(chosen, chained=chained, dialect=dialect)
         self._read = _Segments(chosen)
         self._viewed = _Segments(chosen)
@@ -564,31 +573,42 @@ class _Judging:
         """What was found, once every item was taken (``count`` of them)."""
         self._judge(self._read.rest(), last=True)
         guessed, shape_lane, dialect = self.shape
+        violations = tuple(self._given.close())
         return Finding(
             source=self.entry.source,
             container=self.entry.container,
             count=count,
             lane=self.lane,
             lane_guessed=guessed,
-            violations=tuple(self._given.close()),
+            violations=violations,
             repairs=self._law.close(),
-            still_refused=tuple(self._sent.close()),
+            still_refused=violations if self._sent is None else tuple(self._sent.close()),
             dialect=dialect,
             shape_lane=shape_lane,
         )
 
     def _judge(self, segment: list[object], *, last: bool) -> None:
+        """The segment's verdict, view and copy; a bad input is refused with the input's rules' error first."""
+        try:
+            view = self._law.feed(segment, last=last)
+        except ToolTurnInputError:
+            self._given.feed(segment, last=last)  # its error, where it has one, is the one the input gets
+            raise
+        if self._sent is None and not _same_items(view, segment):
+            self._sent = deepcopy(self._given)  # the view parts from the input here
         self._given.feed(segment, last=last)
-        view = self._law.feed(segment, last=last)
         if self.copy is not None:
             self.copy.writelines(_compact(item) + "\n" for item in view)
             self.written += len(view)
+        sent = self._sent
+        if sent is None:
+            return
         for item in view:
             part = self._viewed.add(item)
             if part is not None:
-                self._sent.feed(part, last=False)
+                sent.feed(part, last=False)
         if last:
-            self._sent.feed(self._viewed.rest(), last=True)
+            sent.feed(self._viewed.rest(), last=True)
 
 
 def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) -> Finding:

@@ -833,6 +833,37 @@ def test_a_transcript_judged_in_segments_gets_the_whole_lists_verdict_and_copy(
     assert "late_result_in_place" in {r["form"] for r in report["repairs"]}
 
 
+@pytest.mark.parametrize("lane", get_args(Lane))
+@pytest.mark.parametrize("fault", [True, False], ids=["changed late", "never changed"])
+def test_the_views_verdict_is_its_own_when_the_law_changes_it_only_late_or_never(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane, *, fault: bool
+) -> None:
+    """Segments the law leaves as they are share the input's verdict; from the first it changes, the view has its own.
+
+    An empty text (refused by Anthropic and Bedrock, left by the law) stands before and after an interrupted call
+    placed thousands of messages in; without the call, nothing is changed and the view's verdict is the input's.
+    """
+    clean = session(6_000, state="clean")
+    middle = next(i for i in range(3_000, len(clean)) if type(clean[i]) is type(U("")))
+    events: list[Event] = [U("start"), U(""), *clean[:middle]]
+    events += [A(c("cut", "read")), U("")] if fault else [U("")]
+    events += clean[middle:]
+    messages = build(lane, events)
+    body = {BODY_FIELDS[lane]: messages} if lane in BODY_FIELDS else messages
+    source, fixed = write(tmp_path, "session.json", body), tmp_path / "fixed.json"
+    code, out, _ = run(capsys, str(source), "--json", "--fix", str(fixed))
+    whole = ensure_tool_turn_invariants(messages, lane=lane)
+    report = json.loads(out.splitlines()[0])
+    copy = json.loads(fixed.read_text(encoding="utf-8"))
+    assert (copy[BODY_FIELDS[lane]] if lane in BODY_FIELDS else copy) == json.loads(json.dumps(list(whole.messages)))
+    assert [v["message"] for v in report["violations"]] == [v.message for v in validate(messages, lane=lane)]
+    assert [v["message"] for v in report["still_refused"]] == [
+        v.message for v in validate(list(whole.messages), lane=lane)
+    ]
+    assert bool(whole.repairs) is fault
+    assert code == EXIT_CODES[report["outcome"]]
+
+
 @pytest.mark.parametrize(
     "second",
     [[USER, SAID, USER], [USER], [[USER], [SAID]], {"messages": [USER, SAID]}],
