@@ -154,10 +154,15 @@ class Listed:
     def add(self, item: object) -> None:
         """Take the next item (not kept)."""
         self.count += 1
-        if not self.has_message and isinstance(item, dict) and any(key in item for key in _MESSAGE_KEYS):
+        if not self.has_message and _is_message(item):
             self.has_message = True
         if self.clues.claimed is None:
             self.clues.read(item)
+
+
+def _is_message(item: object) -> bool:
+    """Whether a list's item is a message: a JSON object with a role, a type or parts."""
+    return isinstance(item, dict) and any(key in item for key in _MESSAGE_KEYS)
 
 
 _TRANSCRIPT_FIELDS: Final = frozenset(lanes.ADAPTERS[lane].transcript_field for lane in lanes.BODY_TRANSCRIPT_LANES)
@@ -447,13 +452,12 @@ def _messages(where: str, items: list[object], streamed: Listed | None) -> list[
 
     ``streamed``: the list was read as a stream, and this is what it held.
     """
-    if streamed is None:
-        streamed = Listed()
-        for item in items:
-            streamed.add(item)
-    if streamed.has_message:
+    if streamed is not None:
+        has_message, count = streamed.has_message, streamed.count
+    else:
+        has_message, count = any(_is_message(item) for item in items), len(items)
+    if has_message:
         return items
-    count = streamed.count
     what = f"no message in a list of {count} items" if count else "an empty list"
     raise ToolTurnInputError(f"{where}: {what}; expected messages (JSON objects with a 'role', 'type' or 'parts')")
 
@@ -961,51 +965,58 @@ def _check(args: argparse.Namespace) -> int:
     report = sys.stderr if args.fix == "-" else sys.stdout
     worst = 0
     for name in files:
-        shown = "<stdin>" if name == "-" else name
-        copy = tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n")  # noqa: SIM115 - closed below
-        try:
-            with _opened(name, limit=args.max_size) as rewound:
-                document = read_document(shown, rewound(), limit=args.max_size, streamed=True)
-                judged = judge_streamed(
-                    shown,
-                    rewound(),
-                    document,
-                    limit=args.max_size,
-                    lane=lane,
-                    dialect=dialect,
-                    copy=copy if args.fix is not None else None,
-                )
-        except (ToolTurnError, OSError) as error:
-            copy.close()
-            reason = _one_line(error, name)
-            _unreadable(reason, name, as_json=args.json, report=report)
-            worst = EXIT_UNREADABLE
-            continue
-        except RecursionError:
-            copy.close()
-            _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
-            worst = EXIT_UNREADABLE
-            continue
-        for finding, _, _ in judged:
-            worst = max(worst, EXIT_CODES[finding.outcome])
-            if args.json:
-                print(json.dumps(as_json(finding), ensure_ascii=False), file=report)
-            else:
-                print(render_text(finding), file=report)
-        if args.fix is not None:
-            try:
-                copy.seek(0)
-                _write(args.fix, document, judged, copy)
-            except OSError as error:
-                print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
-                worst = EXIT_UNREADABLE
-            except RecursionError:
-                print(f"otel-toolturn: --fix {args.fix}: nested too deeply to write", file=sys.stderr)
-                worst = EXIT_UNREADABLE
-            else:
-                if not args.json:
-                    print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
-        copy.close()
+        with (
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n")
+            if args.fix is not None
+            else contextlib.nullcontext()
+        ) as copy:
+            worst = max(worst, _check_one(args, name, lane=lane, dialect=dialect, report=report, copy=copy))
+    return worst
+
+
+def _check_one(
+    args: argparse.Namespace,
+    name: str,
+    *,
+    lane: Lane | None,
+    dialect: Dialect | None,
+    report: TextIO,
+    copy: TextIO | None,
+) -> int:
+    """Judge one FILE, report it and (``--fix``, into ``copy`` first) write its copy; the exit code it earns."""
+    shown = "<stdin>" if name == "-" else name
+    try:
+        with _opened(name, limit=args.max_size) as rewound:
+            document = read_document(shown, rewound(), limit=args.max_size, streamed=True)
+            judged = judge_streamed(
+                shown, rewound(), document, limit=args.max_size, lane=lane, dialect=dialect, copy=copy
+            )
+    except (ToolTurnError, OSError) as error:
+        _unreadable(_one_line(error, name), name, as_json=args.json, report=report)
+        return EXIT_UNREADABLE
+    except RecursionError:
+        _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
+        return EXIT_UNREADABLE
+    worst = 0
+    for finding, _, _ in judged:
+        worst = max(worst, EXIT_CODES[finding.outcome])
+        if args.json:
+            print(json.dumps(as_json(finding), ensure_ascii=False), file=report)
+        else:
+            print(render_text(finding), file=report)
+    if copy is None:
+        return worst
+    try:
+        copy.seek(0)
+        _write(args.fix, document, judged, copy)
+    except OSError as error:
+        print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
+        return EXIT_UNREADABLE
+    except RecursionError:
+        print(f"otel-toolturn: --fix {args.fix}: nested too deeply to write", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if not args.json:
+        print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
     return worst
 
 

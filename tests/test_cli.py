@@ -969,3 +969,24 @@ def test_a_lane_asked_against_the_shape_is_judged_as_asked_and_says_so(
     assert json.loads(out)["shape_lane"] == "anthropic.messages"
     _, out, _ = run(capsys, str(write(tmp_path, "body.json", body)), "--lane", "anthropic")
     assert "note:" not in out
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["check", "check --fix"])
+def test_a_temporary_file_is_made_only_for_a_copy_to_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *, fix: bool
+) -> None:
+    """A file on disk is judged with no temporary file; ``--fix`` spools its copy in one, closed once written."""
+    made: list[io.TextIOBase] = []
+    real = tempfile.TemporaryFile
+
+    def counted(*args: object, **kwargs: object) -> io.TextIOBase:
+        spooled: io.TextIOBase = real(*args, **kwargs)  # type: ignore[call-overload]
+        made.append(spooled)
+        return spooled
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", counted)
+    source = write(tmp_path, "broken.json", build("anthropic.messages", [U("go"), A(c("k1", "read")), U("well?")]))
+    code, _, _ = run(capsys, str(source), *(["--fix", str(tmp_path / "fixed.json")] if fix else []))
+    assert code == 1
+    assert len(made) == int(fix)
+    assert all(spooled.closed for spooled in made)
