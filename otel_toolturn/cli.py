@@ -26,9 +26,10 @@ file): the first reading keeps each body without its transcript and learns, from
 items one at a time, its lane (``lanes.LaneClues``), its length and whether it holds a message; the
 second feeds the transcript to the provider rules (``LaneAdapter.validate_stream``) and the law
 (``_law_stream.LawStream``) in segments of about ``SEGMENT`` items, cut where an answer starts, and
-the view to the rules again. What is held is a segment and what the streams carry (each call by its
-id, never its content); the ``--fix`` copy's items wait in a temporary file until every transcript
-of the file was judged.
+the view to the rules again (until the law first changes a segment, the view is the input, item for
+item, and its verdict the input's). What is held is a segment and what the streams carry (each call by
+its ids, name and kind, never its content); the ``--fix`` copy's items wait in a temporary file until
+every transcript of the file was judged.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
