@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol, cast
@@ -86,7 +87,7 @@ class CallRecord:
     """The telemetry of one call (see the module docstring); ``finish`` is idempotent and thread-safe."""
 
     __slots__ = (
-        "_chunk_attributes",
+        "_chunk_gaps",
         "_context",
         "_finished",
         "_finishing",
@@ -138,7 +139,8 @@ class CallRecord:
         self._first_chunk_ns = 0
         """When the first streamed event reached the caller (0: none yet, or not a stream)."""
         self._last_chunk_ns = 0
-        self._chunk_attributes: dict[str, AttributeValue] | None = None
+        self._chunk_gaps = array("d")
+        """Each later streamed event's time from the one before it, in seconds: recorded at the call's end."""
         self._tokens: list[tuple[str, int]] = []
         """The response's input and output tokens, for the conventions' token metric."""
         self._labels = telemetry.labels(lane, self.provider_name)
@@ -335,14 +337,10 @@ class CallRecord:
         """
         now = time.time_ns()
         last, self._last_chunk_ns = self._last_chunk_ns, now
-        if not last:
+        if last:
+            self._chunk_gaps.append(max(0, now - last) / 1e9)
+        else:
             self._first_chunk_ns = now
-        if self.owns_span:
-            attributes = self._chunk_attributes
-            if attributes is None:
-                attributes = self._chunk_attributes = self._call_attributes()
-            seconds = max(0, now - (last or self._start_ns)) / 1e9
-            self.telemetry.chunk_time(seconds, attributes, first=not last)
         observer = self.observer
         if observer is None:
             return
@@ -423,7 +421,11 @@ class CallRecord:
             self.telemetry.set_attributes(span, attributes)
 
     def _client_metrics(self, error: BaseException | None) -> None:
-        """The conventions' client metrics for a call on a span of our own: its duration, and its tokens."""
+        """The conventions' client metrics for a call on a span of our own: its duration, its tokens, a stream's times.
+
+        A stream's chunk times are recorded here, with the duration's attributes (the response's model, an error's
+        type), as the conventions ask; the stream itself only notes each one.
+        """
         attributes = self._call_attributes()
         if self._response_model is not None:
             attributes[names.GEN_AI_RESPONSE_MODEL] = self._response_model
@@ -431,6 +433,9 @@ class CallRecord:
             attributes[names.ERROR_TYPE] = type(error).__qualname__
         seconds = max(0, time.time_ns() - self._start_ns) / 1e9
         self.telemetry.client_call(seconds, self._tokens, attributes)
+        if self._first_chunk_ns:
+            first = max(0, self._first_chunk_ns - self._start_ns) / 1e9
+            self.telemetry.chunk_times(first, self._chunk_gaps, attributes)
 
 
 class EndHolder(Protocol):

@@ -19,7 +19,7 @@ the SDK's span).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
@@ -190,10 +190,13 @@ class Telemetry:
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("metric", exc)
 
-    def chunk_time(self, seconds: float, attributes: Attributes, *, first: bool) -> None:
-        """Record a streamed chunk's time in the conventions' chunk metrics: the first's, or a later one's (guarded)."""
+    def chunk_times(self, first: float, later: Iterable[float], attributes: Attributes) -> None:
+        """A stream's chunk times in the conventions' chunk metrics: the first's, then each later one (guarded)."""
         try:
-            self._chunk_times[first].record(seconds, attributes)
+            self._chunk_times[True].record(first, attributes)
+            record = self._chunk_times[False].record
+            for seconds in later:
+                record(seconds, attributes)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.error("metric", exc)
 

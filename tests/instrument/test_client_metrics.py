@@ -5,8 +5,12 @@ Client metrics once per call (never on another's span), the request's settings, 
 
 from __future__ import annotations
 
-from typing import Final
+import json
+from collections.abc import Iterator
+from typing import Any, Final
 
+import httpx2
+import openai
 import pytest
 from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor as OfficialOpenAIInstrumentor
 from opentelemetry.trace import SpanKind
@@ -14,6 +18,7 @@ from opentelemetry.trace import SpanKind
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
 from tests.instrument.conftest import Instrument, Otel, make_otel
 from tests.instrument.wire import Wire
+from tests.openai_bodies import chat_envelope
 
 MODEL: Final = "gpt-4.1-mini"
 _MESSAGES: Final = [{"role": "user", "content": "go"}]
@@ -103,6 +108,53 @@ def test_a_stream_states_it_and_its_time_to_first_chunk(instrument: Instrument) 
     first = attributes[names.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK]
     assert isinstance(first, float)
     assert 0 <= first <= (span.end_time - span.start_time) / 1e9
+
+
+_CHUNK_METRICS: Final = (names.CLIENT_TIME_TO_FIRST_CHUNK.name, names.CLIENT_TIME_PER_OUTPUT_CHUNK.name)
+
+
+def test_a_streams_chunk_times_carry_the_durations_attributes(instrument: Instrument) -> None:
+    """A stream read to its end: one first-chunk point and one per later chunk, each with the duration's attributes."""
+    otel = instrument()
+    chunks = list(Wire().openai().chat.completions.create(model=MODEL, messages=_MESSAGES, stream=True))
+    (duration,) = _histogram(otel, names.CLIENT_OPERATION_DURATION.name)
+    assert names.GEN_AI_RESPONSE_MODEL in duration[0]
+    first, later = (_histogram(otel, name) for name in _CHUNK_METRICS)
+    assert first == [(duration[0], 1.0)]
+    assert later == [(duration[0], float(len(chunks) - 1))]
+
+
+class _CutStream(httpx2.SyncByteStream):
+    """A streamed body whose connection drops after its first frames."""
+
+    def __init__(self, frames: bytes) -> None:
+        self._frames = frames
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._frames
+        raise httpx2.ReadError("connection dropped")
+
+
+def test_a_stream_that_fails_records_its_chunk_times_with_its_error_type(instrument: Instrument) -> None:
+    """A stream whose connection drops: its chunk times carry the duration's error.type, as the conventions ask."""
+    otel = instrument()
+    frames = "".join(
+        f"data: {json.dumps(chat_envelope(MODEL, [{'index': 0, 'delta': {'content': word}}], chunk=True))}\n\n"
+        for word in ("one", "two", "three")
+    ).encode()
+    transport = httpx2.MockTransport(
+        lambda _request: httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_CutStream(frames))
+    )
+    client: Any = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=transport), max_retries=0)
+    read: list[object] = []
+    with pytest.raises(openai.APIConnectionError):
+        read.extend(client.chat.completions.create(model=MODEL, messages=_MESSAGES, stream=True))
+    assert len(read) == 3
+    (duration,) = _histogram(otel, names.CLIENT_OPERATION_DURATION.name)
+    assert duration[0][names.ERROR_TYPE] == "APIConnectionError"
+    first, later = (_histogram(otel, name) for name in _CHUNK_METRICS)
+    assert first == [(duration[0], 1.0)]
+    assert later == [(duration[0], 2.0)]
 
 
 def _genai_names(otel: Otel) -> tuple[set[str], set[str]]:
