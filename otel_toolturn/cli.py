@@ -18,8 +18,8 @@ size is checked before it is read, stdin is read no further than the limit). The
 JSON: ``NaN``, ``Infinity`` and numbers beyond a float's range are refused, and the ``--fix`` copy
 is strict JSON too, one message a line. A byte-order mark is skipped. The top-level value and
 each list right inside a top-level object are read member by member, so the text is never held
-whole beside the values read from it, and a string of up to 32 characters is held once however often it
-is read.
+whole beside the values read from it, and a string of up to 32 characters read again soon after (a
+role, a type, a call's id in its result) is the same object.
 
 A transcript is never held whole either. A file is read twice (stdin is first kept in a temporary
 file): the first reading keeps each body without its transcript and learns, from the transcript's
@@ -198,15 +198,34 @@ _MESSAGE_KEYS: Final = ("role", "type", "parts")
 
 
 _SHARED_UP_TO: Final = 32
-"""Strings no longer than this are held once however often they are read (roles, types, ids, short words)."""
+"""Strings no longer than this are read as one object where they recur (roles, types, ids, short words)."""
+_SHARED_AT_MOST: Final = 4096
+"""How many short strings the reader keeps to share, at most: it forgets them all when it has more."""
 
 
-def _interned(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """An object's members with one string per key name, and one per short string value."""
-    return {
-        sys.intern(key): sys.intern(value) if type(value) is str and len(value) <= _SHARED_UP_TO else value
-        for key, value in pairs
-    }
+class _Shared:
+    """The ``object_pairs_hook`` of a reading: one string per key name, and one per recent short string value.
+
+    Key names are interned. A short value read again soon after (a role, a type, a call's id in its result)
+    is the same object as before; the values kept for that are forgotten every ``_SHARED_AT_MOST``, so what
+    is held for sharing stays bounded, never one entry per id of the file.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def __call__(self, pairs: list[tuple[str, object]]) -> dict[str, object]:
+        values = self._values
+        if len(values) > _SHARED_AT_MOST:
+            values.clear()
+        return {
+            sys.intern(key): values.setdefault(value, value)
+            if type(value) is str and len(value) <= _SHARED_UP_TO
+            else value
+            for key, value in pairs
+        }
 
 
 def _no_constant(name: str) -> object:
@@ -238,7 +257,7 @@ class _Reader:
         self._index = 0  # the top-level value being read
         self._bytes = 0
         self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
-        self._json = json.JSONDecoder(object_pairs_hook=_interned, parse_constant=_no_constant, parse_float=_finite)
+        self._json = json.JSONDecoder(object_pairs_hook=_Shared(), parse_constant=_no_constant, parse_float=_finite)
         self._text = ""
         self._pos = 0
         self._eof = False

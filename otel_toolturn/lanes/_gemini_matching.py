@@ -28,6 +28,19 @@ class _Choice:
         self.answered = answered
 
 
+class _Answered:
+    """A call a response answered, alone under its id and keyed by it: all ``by_id`` keeps of it (one per name).
+
+    Read as that call's one choice, answered (``Matcher._of_id``); an answered call's choice is read only for its
+    key and name, never by identity.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+
+
 Run = dict[str, str | None]
 """A run whose calls each carry their own id: call id -> the call's name (``None``: none), in call order."""
 
@@ -43,18 +56,20 @@ class Matcher:
     made choices (each already answered) only when a response reaches one of them again.
     """
 
-    __slots__ = ("by_id", "by_name", "keys", "pending")
+    __slots__ = ("answered_as", "by_id", "by_name", "keys", "pending")
 
     def __init__(self) -> None:
-        self.by_id: dict[str, list[_Choice] | Run] = {}
+        self.by_id: dict[str, list[_Choice] | Run | _Answered] = {}
         """Call id -> the choices of the calls with that id in the nearest run that used it, in order (a
-        ``Run``: that run, answered in full)."""
+        ``Run``: that run, answered in full; an ``_Answered``: its one call, keyed by its id, answered)."""
         self.by_name: dict[str, list[_Choice] | Run] = {}
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
         first (a ``Run``: that run, answered in full; its calls of that name). A call whose key a later run
         uses again is no longer reachable by name."""
         self.keys: set[str] = set()
         """Every key a run used: a key not in it is no key of a call reachable by name."""
+        self.answered_as: dict[str | None, _Answered] = {}
+        """The ``_Answered`` of each name, shared by the calls of that name ``by_id`` holds so."""
         self.pending: list[Run] = []
         """The runs ``answered`` took since ``by_id`` and ``by_name`` were last read, in order."""
 
@@ -124,7 +139,8 @@ class Matcher:
         choices = self.by_id[call_id]
         if isinstance(choices, list):
             return choices
-        made = [_Choice(call_id, choices[call_id], call_id, answered=True)]
+        name = choices.name if isinstance(choices, _Answered) else choices[call_id]
+        made = [_Choice(call_id, name, call_id, answered=True)]
         self.by_id[call_id] = made
         return made
 
@@ -189,7 +205,19 @@ class Matcher:
             return None
         for choice in chosen:
             choice.answered = True
+            self._alone(choice)
         return [choice.key for choice in chosen]
+
+    def _alone(self, choice: _Choice) -> None:
+        """An answered call, the one call of its id and keyed by it: ``by_id`` keeps only its name (``_Answered``)."""
+        call_id = choice.call_id
+        if call_id is not None and choice.key == call_id:
+            entry = self.by_id.get(call_id)
+            if type(entry) is list and len(entry) == 1 and entry[0] is choice:
+                answered = self.answered_as.get(choice.name)
+                if answered is None:
+                    answered = self.answered_as[choice.name] = _Answered(choice.name)
+                self.by_id[call_id] = answered
 
     def _by_own_id(self, datas: Sequence[object]) -> list[_Choice] | None:
         """The calls the responses answer by their ``id`` alone, in order (``None``: not each of them does).
@@ -254,6 +282,7 @@ class Matcher:
                 chosen = best[0] if best else rest[0] if rest else None
                 if chosen is not None:
                     chosen.answered = True
+                    self._alone(chosen)
                     return [chosen.key]
                 return [choices[-1].key] if choices else keys
             wanted.append(best + rest)
@@ -272,6 +301,7 @@ class Matcher:
         for number, choices in enumerate(everything):
             if number in held:
                 held[number].answered = True
+                self._alone(held[number])
                 keys[number] = held[number].key
             elif choices:
                 keys[number] = choices[-1].key
