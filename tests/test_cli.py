@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -805,6 +805,17 @@ def test_memory_of_short_messages_stays_within_twice_the_file(tmp_path: Path) ->
         assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
 
 
+def _checked_and_fixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane, messages: list[object]
+) -> tuple[int, dict[str, Any], object]:
+    """``check --json --fix`` on a file of ``messages`` (in a body where the lane has one): exit code, report, copy."""
+    body = {BODY_FIELDS[lane]: messages} if lane in BODY_FIELDS else messages
+    source, fixed = write(tmp_path, "session.json", body), tmp_path / "fixed.json"
+    code, out, _ = run(capsys, str(source), "--json", "--fix", str(fixed))
+    copy = json.loads(fixed.read_text(encoding="utf-8"))
+    return code, json.loads(out.splitlines()[0]), copy[BODY_FIELDS[lane]] if lane in BODY_FIELDS else copy
+
+
 @pytest.mark.parametrize("lane", get_args(Lane))
 def test_a_transcript_judged_in_segments_gets_the_whole_lists_verdict_and_copy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane
@@ -817,13 +828,9 @@ def test_a_transcript_judged_in_segments_gets_the_whole_lists_verdict_and_copy(
     events += list(session(6_000, state="dense"))
     events += [A(t("done")), R("early", "the early result, at last")]
     messages = build(lane, events)
-    body = {BODY_FIELDS[lane]: messages} if lane in BODY_FIELDS else messages
-    source, fixed = write(tmp_path, "session.json", body), tmp_path / "fixed.json"
-    code, out, _ = run(capsys, str(source), "--json", "--fix", str(fixed))
+    code, report, copy = _checked_and_fixed(tmp_path, capsys, lane, messages)
     whole = ensure_tool_turn_invariants(messages, lane=lane)
-    report = json.loads(out.splitlines()[0])
-    copy = json.loads(fixed.read_text(encoding="utf-8"))
-    assert (copy[BODY_FIELDS[lane]] if lane in BODY_FIELDS else copy) == json.loads(json.dumps(list(whole.messages)))
+    assert copy == json.loads(json.dumps(list(whole.messages)))
     assert [(r["form"], tuple(r["tool_call_ids"])) for r in report["repairs"]] == [
         (r.form, r.tool_call_ids) for r in whole.repairs
     ]
@@ -849,13 +856,9 @@ def test_the_views_verdict_is_its_own_when_the_law_changes_it_only_late_or_never
     events += [A(c("cut", "read")), U("")] if fault else [U("")]
     events += clean[middle:]
     messages = build(lane, events)
-    body = {BODY_FIELDS[lane]: messages} if lane in BODY_FIELDS else messages
-    source, fixed = write(tmp_path, "session.json", body), tmp_path / "fixed.json"
-    code, out, _ = run(capsys, str(source), "--json", "--fix", str(fixed))
+    code, report, copy = _checked_and_fixed(tmp_path, capsys, lane, messages)
     whole = ensure_tool_turn_invariants(messages, lane=lane)
-    report = json.loads(out.splitlines()[0])
-    copy = json.loads(fixed.read_text(encoding="utf-8"))
-    assert (copy[BODY_FIELDS[lane]] if lane in BODY_FIELDS else copy) == json.loads(json.dumps(list(whole.messages)))
+    assert copy == json.loads(json.dumps(list(whole.messages)))
     assert [v["message"] for v in report["violations"]] == [v.message for v in validate(messages, lane=lane)]
     assert [v["message"] for v in report["still_refused"]] == [
         v.message for v in validate(list(whole.messages), lane=lane)
