@@ -123,7 +123,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from otel_toolturn._view import (
     OTHER,
@@ -218,15 +217,6 @@ Reported = tuple[tuple[RepairForm, CallKind, tuple[str, ...]], ...]
 
 CARRIED = -2
 """The ``turn`` of the plan of the results delivered to carried calls: no unit index."""
-
-
-class _Delivered(NamedTuple):
-    """A call of this view whose later results are delivered where they stand: what delivery needs of it."""
-
-    call_id: str
-    written: str
-    name: str
-    kind: CallKind
 
 
 class CarriedCall:
@@ -581,7 +571,7 @@ def plan_view(
             call.answered = _in_place(
                 adapter,
                 view,
-                call,
+                (call.call_id, call.written, call.name, call.kind),
                 results,
                 answered=call.answered,
                 decided=carried(call),
@@ -689,9 +679,14 @@ def _plan_turn(adapter: LaneAdapter, reading: Attribution, index: int, slots: li
                     changed = True
             if len(slot.results) > len(window):
                 later = [r for r in slot.results if r not in window_set]
-                delivered = _Delivered(call_id, call.call_id, adapter.call_name(slot.call.ref), call_kind)
                 answered = _in_place(
-                    adapter, view, delivered, later, answered=answered, decided=decided, replaced=replaced
+                    adapter,
+                    view,
+                    (call_id, call.call_id, adapter.call_name(slot.call.ref), call_kind),
+                    later,
+                    answered=answered,
+                    decided=decided,
+                    replaced=replaced,
                 )
             slot.answered = answered
         if anywhere:
@@ -721,7 +716,7 @@ def _plan_turn(adapter: LaneAdapter, reading: Attribution, index: int, slots: li
 def _in_place(
     adapter: LaneAdapter,
     view: View,
-    call: _Delivered | CarriedCall,
+    call: tuple[str, str, str, CallKind],
     results: Sequence[int],
     *,
     answered: bool,
@@ -730,12 +725,12 @@ def _in_place(
 ) -> bool:
     """The call's ``results`` recorded after its window, each delivered where it stands; whether it is then answered.
 
-    ``call``: the call (a ``CarriedCall``, or one of this view's); ``answered``: whether a result the model
-    saw answers the call before them. An interrupted close there is left out; any other result becomes what
-    ``deliver`` writes (iii).
+    ``call``: its id as read (reports name it), its id as written, its ``call_name`` and its kind;
+    ``answered``: whether a result the model saw answers the call before them. An interrupted close there is
+    left out; any other result becomes what ``deliver`` writes (iii).
     """
     units, sources = view.units, view.sources
-    call_id, written, name, call_kind = call.call_id, call.written, call.name, call.kind
+    call_id, written, name, call_kind = call
     for r in results:
         form: RepairForm = "duplicate_result_in_place" if answered else "late_result_in_place"
         decided.setdefault((form, call_kind), {})[call_id] = None
