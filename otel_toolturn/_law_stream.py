@@ -16,7 +16,7 @@ What a stream holds of the segments already written, bounded by the calls, never
   the call's wire object;
 - the call ids taken so far, with the resume counters of derived ids;
 - the ids of the results left out as orphans, and the lane's marks, for the one report of each;
-- the decisions noted on each turn that has any (a later delivery adds to its turn's report);
+- the decisions noted on each turn that has any, laid flat (a later delivery adds to its turn's report);
 - what the lane's reading carries across a cut (Responses: the item ids so far; Gemini: whether a user
   turn has stood yet).
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from otel_toolturn._law import (
     CARRIED,
@@ -45,7 +46,7 @@ from otel_toolturn._law import (
     turn_reported,
 )
 from otel_toolturn._view import Clean, Mark, TakenIds
-from otel_toolturn._vocab import Dialect, Lane
+from otel_toolturn._vocab import CallKind, Dialect, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for
 
 __all__ = ["LawStream", "cut_here"]
@@ -87,6 +88,56 @@ class _TurnNotes:
         }
         return turn_reported(self.read, decided)
 
+    def held(self) -> _Held:
+        """These notes laid flat, to be held between segments."""
+        read = (
+            ()
+            if self.read is None
+            else tuple(
+                part for (form, kind), ids in self.read.items() for call_id in ids for part in (form, kind, call_id)
+            )
+        )
+        decided = tuple(
+            part
+            for (form, kind), ids in self.decided.items()
+            for call_id in ids
+            for part in (form, kind, call_id, self.places[call_id])
+        )
+        return _Held(read, decided)
+
+
+class _Held(NamedTuple):
+    """A turn's notes held between segments as two flat tuples: a few objects a turn, not a dict per form.
+
+    ``read``: form, kind of call and id, per id reading restored, in the order noted (empty: reading
+    restored none). ``decided``: form, kind of call, id and the call's place in its turn, per id a
+    decision restored, in the order noted.
+    """
+
+    read: tuple[str, ...]
+    decided: tuple[str | int, ...]
+
+    def opened(self) -> _TurnNotes:
+        """The notes as they were noted, to be added to or reported."""
+        decided: Notes = {}
+        places: dict[str, int] = {}
+        for at in range(0, len(self.decided), 4):
+            form, kind, call_id, place = self.decided[at : at + 4]  # as ``_TurnNotes.held`` laid them
+            decided.setdefault((cast("RepairForm", form), cast("CallKind", kind)), {})[cast("str", call_id)] = None
+            places[cast("str", call_id)] = cast("int", place)
+        return _TurnNotes(read=_read_notes(self.read), decided=decided, places=places)
+
+
+def _read_notes(read: tuple[str, ...]) -> Notes | None:
+    """Reading's notes of a turn, from ``_Held.read`` (``None``: reading restored nothing)."""
+    if not read:
+        return None
+    notes: Notes = {}
+    for at in range(0, len(read), 3):
+        form, kind, call_id = read[at : at + 3]
+        notes.setdefault((cast("RepairForm", form), cast("CallKind", kind)), {})[call_id] = None
+    return notes
+
 
 class LawStream:
     """The law fed one segment at a time (see the module docstring): ``feed`` each in order, then ``close``."""
@@ -96,6 +147,7 @@ class LawStream:
         "_chained",
         "_marked",
         "_names",
+        "_opened",
         "_orphans",
         "_owner",
         "_refused",
@@ -116,8 +168,10 @@ class LawStream:
         self._orphans: dict[str, None] = {}
         self._refused: list[Mark] = []
         self._marked: list[Mark] = []
-        self._turns: dict[int, _TurnNotes] = {}
+        self._turns: dict[int, _Held] = {}
         """What was restored on each turn that has anything, by the turn's key (its unit index in the whole view)."""
+        self._opened: dict[int, _TurnNotes] = {}
+        """The held turns a segment's decisions add to, opened while it is planned and held again after."""
         self._units = 0
         """The units of the segments already written: the key of this segment's first unit."""
         self._state: dict[str, object] = {}
@@ -137,7 +191,10 @@ class LawStream:
             if notes or turn_plan.decided:
                 self._turns[base + turn_plan.turn] = _TurnNotes(
                     read=notes, decided=turn_plan.decided, places=self._places_of(reading, turn_plan.turn)
-                )
+                ).held()
+        for key, opened in self._opened.items():
+            self._turns[key] = opened.held()
+        self._opened.clear()
         self._orphans.update(reading.orphans)
         self._refused.extend(view.refused.values())
         self._marked.extend(kept_marks(view))
@@ -176,13 +233,15 @@ class LawStream:
 
     def _carried_notes(self, call: CarriedCall) -> Notes:
         """Where the decisions on a carried call are noted: its turn's (made when it had none)."""
-        notes = self._turns.get(call.key)
+        notes = self._opened.get(call.key)
         if notes is None:
-            notes = self._turns[call.key] = _TurnNotes(read=None, decided={}, places={})
+            held = self._turns.get(call.key)
+            notes = _TurnNotes(read=None, decided={}, places={}) if held is None else held.opened()
+            self._opened[call.key] = notes
         notes.places[call.call_id] = call.place
         return notes.decided
 
     def close(self) -> tuple[ToolTurnRepair, ...]:
         """The repairs of the whole transcript, in the law's report order."""
-        turns = [(self._turns[key].reported(), False) for key in sorted(self._turns)]
+        turns = ((self._turns[key].opened().reported(), False) for key in sorted(self._turns))
         return repairs_in_order(turns, tuple(self._orphans), grouped_marks([*self._refused, *self._marked]))

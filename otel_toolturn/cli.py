@@ -21,15 +21,15 @@ each list right inside a top-level object are read member by member, so the text
 whole beside the values read from it, and a string of up to 32 characters read again soon after (a
 role, a type, a call's id in its result) is the same object.
 
-A transcript is never held whole either. A file is read twice (stdin is first kept in a temporary
-file): the first reading keeps each body without its transcript and learns, from the transcript's
-items one at a time, its lane (``lanes.LaneClues``), its length and whether it holds a message; the
-second feeds the transcript to the provider rules (``LaneAdapter.validate_stream``) and the law
-(``_law_stream.LawStream``) in segments of about ``SEGMENT`` items, cut where an answer starts, and
-the view to the rules again (until the law first changes a segment, the view is the input, item for
-item, and its verdict the input's). What is held is a segment and what the streams carry (each call by
-its ids, name and kind, never its content); the ``--fix`` copy's items wait in a temporary file until
-every transcript of the file was judged.
+A transcript is never held whole either, nor is its report (written a finding at a time). A file is
+read twice (stdin is first kept in a temporary file): the first reading keeps each body without its
+transcript and learns, from the transcript's items one at a time, its lane (``lanes.LaneClues``), its
+length and whether it holds a message; the second feeds the transcript to the provider rules
+(``LaneAdapter.validate_stream``) and the law (``_law_stream.LawStream``) in segments of about
+``SEGMENT`` items, cut where an answer starts, and the view to the rules again (until the law first
+changes a segment, the view is the input, item for item, and its verdict the input's). What is held is
+a segment and what the streams carry (each call by its ids, name and kind, never its content); the
+``--fix`` copy's items wait in a temporary file until every transcript of the file was judged.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
@@ -764,53 +764,62 @@ def _compact(value: object) -> str:
 
 
 # --- rendering ------------------------------------------------------------------------------------
-def render_text(finding: Finding) -> str:
-    """A short, readable report of one transcript."""
+def text_report(finding: Finding) -> Iterator[str]:
+    """A short, readable report of one transcript, line by line (each finding a line as it is written)."""
     guessed = ", guessed: no tool turn to tell the lanes apart" if finding.lane_guessed else ""
     what = "request body" if finding.container == "body" else "list"
     dialect = f" in the {finding.dialect} dialect" if finding.dialect is not None else ""
-    lines = [f"{finding.source}: {finding.lane}{dialect} ({what}, {finding.count} messages{guessed})"]
+    yield f"{finding.source}: {finding.lane}{dialect} ({what}, {finding.count} messages{guessed})"
     if finding.shape_lane is not None:
-        lines.append(f"  note: its shape reads as {finding.shape_lane}; judged as {finding.lane}, as --lane asked")
+        yield f"  note: its shape reads as {finding.shape_lane}; judged as {finding.lane}, as --lane asked"
     if finding.violations:
-        lines.append("  the provider would refuse it (HTTP 400):")
-        lines.extend(f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.violations)
+        yield "  the provider would refuse it (HTTP 400):"
+        yield from (f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.violations)
     if finding.repairs:
-        lines.append("  the law's repairs:")
-        lines.append(f"    {'form':<18} {'lossy':<6} {'before run':<11} call ids")
-        lines.extend(
+        yield "  the law's repairs:"
+        yield f"    {'form':<18} {'lossy':<6} {'before run':<11} call ids"
+        yield from (
             f"    {r.form:<18} {'yes' if r.lossy else 'no':<6} {'yes' if r.before_run else 'no':<11} "
             + (", ".join(r.tool_call_ids) or "-")
             for r in finding.repairs
         )
     if finding.still_refused:
-        lines.append("  the repaired view would still be refused:")
-        lines.extend(f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.still_refused)
+        yield "  the repaired view would still be refused:"
+        yield from (f"    #{v.position:<4} {v.rule:<24} {v.message}" for v in finding.still_refused)
     outcome = finding.outcome
-    lines.append(f"  verdict: {VERDICTS[outcome]} (exit {EXIT_CODES[outcome]})")
-    return "\n".join(lines)
+    yield f"  verdict: {VERDICTS[outcome]} (exit {EXIT_CODES[outcome]})"
 
 
-def as_json(finding: Finding) -> dict[str, object]:
-    """One transcript's report as plain JSON."""
-    return {
-        "source": finding.source,
-        "lane": finding.lane,
-        "lane_guessed": finding.lane_guessed,
-        "dialect": finding.dialect,
-        "shape_lane": finding.shape_lane,
-        "violations": [{"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations],
-        "repairs": [
-            {"form": r.form, "tool_call_ids": list(r.tool_call_ids), "lossy": r.lossy, "before_run": r.before_run}
-            for r in finding.repairs
-        ],
-        "still_refused": [
-            {"position": v.position, "rule": v.rule, "message": v.message} for v in finding.still_refused
-        ],
-        "lossy": finding.lossy,
-        "outcome": finding.outcome,
-        "exit_code": EXIT_CODES[finding.outcome],
-    }
+def json_report(finding: Finding) -> Iterator[str]:
+    """One transcript's report as one line of JSON, in pieces: each finding a piece as it is written."""
+    yield _compact(
+        {
+            "source": finding.source,
+            "lane": finding.lane,
+            "lane_guessed": finding.lane_guessed,
+            "dialect": finding.dialect,
+            "shape_lane": finding.shape_lane,
+        }
+    )[:-1]
+    yield ', "violations": '
+    yield from _json_list({"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations)
+    yield ', "repairs": '
+    yield from _json_list(
+        {"form": r.form, "tool_call_ids": list(r.tool_call_ids), "lossy": r.lossy, "before_run": r.before_run}
+        for r in finding.repairs
+    )
+    yield ', "still_refused": '
+    yield from _json_list({"position": v.position, "rule": v.rule, "message": v.message} for v in finding.still_refused)
+    outcome = finding.outcome
+    yield ", " + _compact({"lossy": finding.lossy, "outcome": outcome, "exit_code": EXIT_CODES[outcome]})[1:]
+
+
+def _json_list(items: Iterator[object]) -> Iterator[str]:
+    """A JSON list written item by item."""
+    yield "["
+    for number, item in enumerate(items):
+        yield (", " if number else "") + _compact(item)
+    yield "]"
 
 
 # --- the command ----------------------------------------------------------------------------------
@@ -1021,9 +1030,10 @@ def _check_one(
     for finding, _, _ in judged:
         worst = max(worst, EXIT_CODES[finding.outcome])
         if args.json:
-            print(json.dumps(as_json(finding), ensure_ascii=False), file=report)
+            report.writelines(json_report(finding))
+            report.write("\n")
         else:
-            print(render_text(finding), file=report)
+            report.writelines(line + "\n" for line in text_report(finding))
     if copy is None:
         return worst
     try:

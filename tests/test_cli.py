@@ -993,3 +993,33 @@ def test_a_temporary_file_is_made_only_for_a_copy_to_write(
     assert code == 1
     assert len(made) == int(fix)
     assert all(spooled.closed for spooled in made)
+
+
+class _Writes(io.StringIO):
+    """A text stream that keeps the length of its longest single write."""
+
+    longest = 0
+
+    def write(self, text: str) -> int:
+        self.longest = max(self.longest, len(text))
+        return super().write(text)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_report_is_written_a_finding_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, as_json: bool
+) -> None:
+    """A report of 2,000 findings reaches stdout a finding at a time, never built whole: each write is one line's."""
+    events: list[Event] = [U("go")]
+    for k in range(1000):  # each call interrupted by the user's next words: a violation and a repair each
+        events += [A(c(f"k{k}")), U("go on")]
+    source = write(tmp_path, "session.json", build("anthropic.messages", events))
+    report = _Writes()
+    monkeypatch.setattr(sys, "stdout", report)
+    assert main(["check", str(source), *(["--json"] if as_json else [])]) == 1
+    text = report.getvalue()
+    found = json.loads(text) if as_json else None
+    assert len(text) > 200_000
+    assert report.longest < 400
+    if found is not None:
+        assert (len(found["violations"]), len(found["repairs"])) == (1000, 1000)

@@ -147,3 +147,19 @@ def test_a_written_segment_is_held_by_nothing_the_stream_keeps(lane: Lane) -> No
     assert stream.close() == whole.repairs
     assert [r.form for r in whole.repairs] == ["missing_result", "late_result_in_place"]
     assert "lookup" in json.dumps(view[-2:])
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_repaired_turn_is_held_without_a_dict_of_its_own(lane: Lane) -> None:
+    """Once written, a turn's repairs are held flat: ten times the repaired turns, no more dicts the stream keeps."""
+
+    def dicts_held(turns: int) -> int:
+        stream = LawStream(lane)
+        stream.feed(build(lane, [U("go")]), last=False)
+        for k in range(turns):  # each segment a call the user's next words interrupt: a missing result each
+            stream.feed(build(lane, [A(c(f"k{k}", "lookup")), U("go on")]), last=False)
+        stream.feed(build(lane, [A(t("done"))]), last=True)
+        assert [r.form for r in stream.close()] == ["missing_result"] * turns
+        return sum(isinstance(held, dict) for held in _reachable(stream, skip=adapter_for(lane)))
+
+    assert dicts_held(50) == dicts_held(5)
