@@ -22,12 +22,20 @@ class ToolTurnInputError(ToolTurnError, ValueError):
     """An input the law cannot read: names where it is and what was expected.
 
     ``position`` is the index of the offending item in the list handed over (or ``None`` for
-    the container itself).
+    the container itself); the message then starts with it (``item 3: ...``), ahead of ``detail``.
     """
 
     def __init__(self, message: str, *, position: int | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message if position is None else f"item {position}: {message}")
         self.position = position
+        self.detail = message
+        """What is wrong, without where."""
+
+    def moved(self, by: int) -> ToolTurnInputError:
+        """The same error, read in a longer list that the one it was raised on starts ``by`` items into."""
+        if self.position is None or not by:
+            return self
+        return ToolTurnInputError(self.detail, position=self.position + by)
 
 
 class UnknownLaneError(ToolTurnError, ValueError):

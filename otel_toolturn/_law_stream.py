@@ -30,6 +30,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
+from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._law import (
     CARRIED,
     Attribution,
@@ -145,6 +146,7 @@ class LawStream:
     __slots__ = (
         "_adapter",
         "_chained",
+        "_fed",
         "_marked",
         "_names",
         "_opened",
@@ -174,11 +176,25 @@ class LawStream:
         """The held turns a segment's decisions add to, opened while it is planned and held again after."""
         self._units = 0
         """The units of the segments already written: the key of this segment's first unit."""
+        self._fed = 0
+        """The items of the segments already written."""
         self._state: dict[str, object] = {}
         """What the lane's reading carries across a cut (``LaneAdapter.read``'s ``state``)."""
 
     def feed(self, items: Sequence[object], *, last: bool) -> list[object]:
-        """The view of ``items``, the next segment (cut where ``cut_here`` allows); ``last``: the transcript ends."""
+        """The view of ``items``, the next segment (cut where ``cut_here`` allows); ``last``: the transcript ends.
+
+        An item the law cannot read is named by its position in the whole transcript, as the law on the
+        whole list names it.
+        """
+        try:
+            out = self._view_of(items, last=last)
+        except ToolTurnInputError as error:
+            raise error.moved(self._fed) from None
+        self._fed += len(items)
+        return out
+
+    def _view_of(self, items: Sequence[object], *, last: bool) -> list[object]:
         adapter = self._adapter
         view = adapter.read(items, _EVERY, state=self._state)
         reading = Attribution(adapter, view, chained=self._chained, owner=self._owner, taken=self._taken)
@@ -208,6 +224,7 @@ class LawStream:
         """Each call of the segment still its id's nearest, as a ``CarriedCall`` (its turn keyed from ``base``)."""
         adapter, owner, names, units = self._adapter, self._owner, self._names, reading.view.units
         for index, slots in reading.slots_of.items():
+            key = base + index  # one object for the turn's calls
             for place, slot in enumerate(slots):
                 call_id = slot.call.call_id
                 if owner.get(call_id) is not slot:
@@ -222,7 +239,7 @@ class LawStream:
                     names.setdefault(name, name),
                     adapter.call_kind(slot.call.ref),
                     answered=answered,
-                    key=base + index,
+                    key=key,
                     place=place,
                 )
 

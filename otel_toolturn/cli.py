@@ -26,10 +26,11 @@ read twice (stdin is first kept in a temporary file): the first reading keeps ea
 transcript and learns, from the transcript's items one at a time, its lane (``lanes.LaneClues``), its
 length and whether it holds a message; the second feeds the transcript to the provider rules
 (``LaneAdapter.validate_stream``) and the law (``_law_stream.LawStream``) in segments of about
-``SEGMENT`` items, cut where an answer starts, and the view to the rules again (until the law first
-changes a segment, the view is the input, item for item, and its verdict the input's). What is held is
-a segment and what the streams carry (each call by its ids, name and kind, never its content); the
-``--fix`` copy's items wait in a temporary file until every transcript of the file was judged.
+``SEGMENT`` items or ``SEGMENT_TEXT`` characters of text, whichever comes first, cut where an answer
+starts, and the view to the rules again (until the law first changes a segment, the view is the input,
+item for item, and its verdict the input's). What is held is a segment and what the streams carry (each
+call by its ids, name and kind, never its content); the ``--fix`` copy's items wait in a temporary file
+until every transcript of the file was judged.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
@@ -367,15 +368,30 @@ class _Reader:
                 return items
 
     def _members_held(self, add: Sink) -> None:
-        """Take the next members of a list that the text held has whole, each with its comma after it."""
+        """Take the next members of a list that the text held has whole, each with its comma after it.
+
+        Only the decoding is tried: what ``add`` raises (the rules refusing a member) reaches the caller.
+        """
         text, decode = self._text, self._json.raw_decode
         space = _SPACE.match(text, self._pos)
         pos = space.end() if space else self._pos
-        with contextlib.suppress(ValueError):  # cut off, or not JSON: read member by member, which says which
-            while comma := _COMMA.match(text, (found := decode(text, pos))[1]):
-                add(found[0])
-                pos = comma.end()
+        while True:
+            try:
+                member, end = decode(text, pos)
+            except ValueError:  # cut off, or not JSON: read member by member, which says which
+                break
+            comma = _COMMA.match(text, end)
+            if comma is None:
+                break
+            self._pos = end
+            add(member)
+            pos = comma.end()
         self._pos = pos
+
+    @property
+    def characters_read(self) -> int:
+        """How many characters of the text the values read so far span."""
+        return self._offset + self._pos
 
     def _object(self) -> dict[str, object]:
         members: dict[str, object] = {}
@@ -524,30 +540,43 @@ class Finding:
 
 SEGMENT: Final = 1024
 """About how many items ``check`` judges at a time: a transcript is cut at the first answer's start after them."""
+SEGMENT_TEXT: Final = 1 << 20
+"""Or about how many characters of their text, whichever comes first: items of many blocks each (a message of
+fifty calls) are judged a megabyte of text at a time, not a thousand of them."""
+
+Segment = tuple[list[object], int]
+"""Items of a transcript and about how many characters of text they were read from."""
 
 
 class _Segments:
-    """Items taken one at a time, given back in segments of about ``SEGMENT`` cut where an answer starts."""
+    """Items taken one at a time, given back in segments cut where an answer starts.
 
-    __slots__ = ("_held", "_lane")
+    A segment is cut once it holds ``SEGMENT`` items or ``SEGMENT_TEXT`` characters of text.
+    """
+
+    __slots__ = ("_held", "_lane", "_size")
 
     def __init__(self, lane: Lane) -> None:
         self._lane = lane
         self._held: list[object] = []
+        self._size = 0
 
-    def add(self, item: object) -> list[object] | None:
-        """Take the next item; the segment it closes, if it opens the next one."""
+    def add(self, item: object, size: int) -> Segment | None:
+        """Take the next item, read from about ``size`` characters; the segment it closes, if it opens the next one."""
         held = self._held
-        if len(held) >= SEGMENT and cut_here(held[-1], item, lane=self._lane):
-            self._held = [item]
-            return held
+        if held and (len(held) >= SEGMENT or self._size >= SEGMENT_TEXT) and cut_here(held[-1], item, lane=self._lane):
+            closed = held, self._size
+            self._held, self._size = [item], size
+            return closed
         held.append(item)
+        self._size += size
         return None
 
-    def rest(self) -> list[object]:
+    def rest(self) -> Segment:
         """The last segment: what was taken since the last one given back."""
-        held, self._held = self._held, []
-        return held
+        rest = self._held, self._size
+        self._held, self._size = [], 0
+        return rest
 
 
 def _same_items(view: list[object], segment: list[object]) -> bool:
@@ -561,10 +590,35 @@ class _Judging:
     ``copy``: where the view's items are written, one compact JSON a line (``written`` counts them).
     """
 
-    __slots__ = ("_given", "_law", "_read", "_sent", "_viewed", "copy", "entry", "lane", "shape", "taken", "written")
+    __slots__ = (
+        "_characters",
+        "_given",
+        "_law",
+        "_read",
+        "_read_to",
+        "_sent",
+        "_viewed",
+        "copy",
+        "entry",
+        "lane",
+        "shape",
+        "taken",
+        "written",
+    )
 
-    def __init__(self, entry: Entry, *, lane: Lane | None, dialect: Dialect | None, copy: TextIO | None) -> None:
+    def __init__(
+        self,
+        entry: Entry,
+        *,
+        lane: Lane | None,
+        dialect: Dialect | None,
+        copy: TextIO | None,
+        characters: Callable[[], int] | None = None,
+    ) -> None:
         self.entry = entry
+        self._characters = characters
+        """How many characters of text were read so far, where the items are read from text (``None``: they are not)."""
+        self._read_to = characters() if characters is not None else 0
         chosen, guessed = (lane, False) if lane is not None else detect_lane(entry)
         shape_lane: Lane | None = None
         if lane is not None:
@@ -589,7 +643,11 @@ class _Judging:
     def add(self, item: object) -> None:
         """Take the transcript's next item."""
         self.taken += 1
-        segment = self._read.add(item)
+        size = 0
+        if self._characters is not None:
+            read_to = self._characters()
+            size, self._read_to = read_to - self._read_to, read_to
+        segment = self._read.add(item, size)
         if segment is not None:
             self._judge(segment, last=False)
 
@@ -611,8 +669,9 @@ class _Judging:
             shape_lane=shape_lane,
         )
 
-    def _judge(self, segment: list[object], *, last: bool) -> None:
+    def _judge(self, read: Segment, *, last: bool) -> None:
         """The segment's verdict, view and copy; a bad input is refused with the input's rules' error first."""
+        segment, size = read
         try:
             view = self._law.feed(segment, last=last)
         except ToolTurnInputError:
@@ -627,12 +686,13 @@ class _Judging:
         sent = self._sent
         if sent is None:
             return
+        share = size // max(len(view), 1)  # the view's items, of about the segment's text between them
         for item in view:
-            part = self._viewed.add(item)
+            part = self._viewed.add(item, share)
             if part is not None:
-                sent.feed(part, last=False)
+                sent.feed(part[0], last=False)
         if last:
-            sent.feed(self._viewed.rest(), last=True)
+            sent.feed(self._viewed.rest()[0], last=True)
 
 
 def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) -> Finding:
@@ -673,7 +733,9 @@ def judge_streamed(
         entry = document.entries[index]
         if entry.listed is None or key != entry.field:
             return None
-        judging = judgings[index] = _Judging(entry, lane=lane, dialect=dialect, copy=copy)
+        judging = judgings[index] = _Judging(
+            entry, lane=lane, dialect=dialect, copy=copy, characters=lambda: reader.characters_read
+        )
         return judging.add
 
     judged: list[Judged] = []

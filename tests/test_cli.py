@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import otel_toolturn
 from bench.law import session
 from otel_toolturn import Lane, ToolTurnInputError, ensure_tool_turn_invariants, validate
+from otel_toolturn._law_stream import LawStream
 from otel_toolturn.cli import (
     DEFAULT_MAX_SIZE,
     EXIT_CODES,
@@ -1023,3 +1024,46 @@ def test_a_report_is_written_a_finding_at_a_time(
     assert report.longest < 400
     if found is not None:
         assert (len(found["violations"]), len(found["repairs"])) == (1000, 1000)
+
+
+def _rounds(count: int, calls: int) -> list[Event]:
+    """A session of ``count`` rounds, each ``calls`` calls answered right after them."""
+    events: list[Event] = [U("go")]
+    for k in range(count):
+        ids = [f"k{k}_{n}" for n in range(calls)]
+        events += [A(*(c(i) for i in ids)), *(R(i, "ok") for i in ids)]
+    return events
+
+
+def test_a_bad_message_judged_in_a_later_segment_gets_its_own_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A call with no string id 1,600 messages in is named as it is in a short file, never "changed while read"."""
+    messages = build("anthropic.messages", _rounds(1000, 1))
+    call = messages[1601]
+    assert isinstance(call, dict)
+    messages[1601] = {**call, "content": [{**call["content"][0], "id": 5}]}
+    code, out, err = run(capsys, str(write(tmp_path, "session.json", messages)))
+    assert (code, out) == (EXIT_UNREADABLE, "")
+    assert "item 1601: a tool_use block needs a non-empty string 'id'" in err
+    assert "changed" not in err
+
+
+def test_messages_of_many_blocks_are_judged_a_megabyte_of_text_at_a_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """600 messages of 50 blocks each (2 MB) reach the law in segments of about 1 MB, not as one of 600 messages."""
+    fed: list[int] = []
+    feed = LawStream.feed
+
+    def counted(stream: LawStream, items: list[object], *, last: bool) -> list[object]:
+        fed.append(len(json.dumps(items)))
+        return feed(stream, items, last=last)
+
+    monkeypatch.setattr(LawStream, "feed", counted)
+    source = write(tmp_path, "session.json", build("anthropic.messages", _rounds(300, 50), merge_user=True))
+    code, _, _ = run(capsys, str(source))
+    assert code == 0
+    assert len(fed) >= 2
+    assert max(fed) < 1.2 * 2**20
+    assert sum(fed) == len(source.read_text(encoding="utf-8"))

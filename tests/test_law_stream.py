@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from otel_toolturn import LANES, Dialect, Lane, ensure_tool_turn_invariants
+from otel_toolturn import LANES, Dialect, Lane, ToolTurnInputError, ensure_tool_turn_invariants
 from otel_toolturn._law_stream import LawStream, cut_here
 from otel_toolturn._vocab import DIALECTS
 from otel_toolturn.lanes import adapter_for
@@ -163,3 +163,18 @@ def test_a_repaired_turn_is_held_without_a_dict_of_its_own(lane: Lane) -> None:
         return sum(isinstance(held, dict) for held in _reachable(stream, skip=adapter_for(lane)))
 
     assert dicts_held(50) == dicts_held(5)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_an_item_the_law_cannot_read_is_named_where_it_stands_in_the_whole_list(lane: Lane) -> None:
+    """A call with a number for its id, segments in, is refused with the whole list's words: its position in it."""
+    items = build(lane, [U("go"), A(c("k1")), R("k1"), A(t("x")), U("more"), A(c("k2", "lookup")), R("k2")])
+    at = next(
+        i for i, item in enumerate(items) if adapter_for(lane).is_model_output(item) and '"k2"' in json.dumps(item)
+    )
+    items[at] = json.loads(json.dumps(items[at]).replace('"k2"', "5").replace('"lookup"', "5"))
+    with pytest.raises(ToolTurnInputError) as whole:
+        ensure_tool_turn_invariants(items, lane=lane)
+    with pytest.raises(ToolTurnInputError) as streamed:
+        _streamed(items, lane, [True] * 20)  # cut at every answer's start
+    assert (str(streamed.value), streamed.value.position) == (str(whole.value), at)

@@ -19,7 +19,7 @@ def call_id_of(obj: object, key: str, position: int, what: str) -> str:
     if isinstance(value, str) and value:
         return value
     raise ToolTurnInputError(
-        f"item {position}: a {what} needs a non-empty string {key!r}, got {describe(value)}",
+        f"a {what} needs a non-empty string {key!r}, got {describe(value)}",
         position=position,
     )
 

@@ -184,8 +184,7 @@ class Matcher:
                 of_name.append(_Choice(key, name, None))
             else:
                 raise ToolTurnInputError(
-                    f"item {position}: a functionCall part needs a non-empty string 'name' or 'id', "
-                    f"got {describe(field(data, 'name'))}",
+                    f"a functionCall part needs a non-empty string 'name' or 'id', got {describe(field(data, 'name'))}",
                     position=position,
                 )
             keys.append(key)

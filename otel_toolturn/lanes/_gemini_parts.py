@@ -28,9 +28,7 @@ def parts_of(content: object, position: int) -> Sequence[object]:
     if parts is None:
         return ()
     if not is_list(parts):
-        raise ToolTurnInputError(
-            f"item {position}: 'parts' must be a list of parts, got {describe(parts)}", position=position
-        )
+        raise ToolTurnInputError(f"'parts' must be a list of parts, got {describe(parts)}", position=position)
     return parts
 
 
@@ -86,10 +84,6 @@ def _snake_spelled(parts: Sequence[object]) -> bool:
     return any("_" in key for part in parts if isinstance(part, Mapping) for key in part)
 
 
-def _at(position: int | None) -> str:
-    return "" if position is None else f"item {position}: "
-
-
 def as_dict(part: object, *, snake: bool, position: int | None) -> object:
     """A typed part as a dict part: REST camelCase, or snake_case when ``snake``; any other part as it is.
 
@@ -104,7 +98,7 @@ def as_dict(part: object, *, snake: bool, position: int | None) -> object:
         return dump(mode="json", by_alias=not snake, exclude_none=True, warnings="error")
     except (TypeError, ValueError) as error:
         raise ToolTurnInputError(
-            f"{_at(position)}a {type(part).__name__} to write into a dict content cannot be dumped as JSON: {error}",
+            f"a {type(part).__name__} to write into a dict content cannot be dumped as JSON: {error}",
             position=position,
         ) from error
 
@@ -122,7 +116,7 @@ def as_typed(part: object, content: object, position: int | None) -> object:
         read = field(validate({"parts": [part]}), "parts")
     except (TypeError, ValueError) as error:
         raise ToolTurnInputError(
-            f"{_at(position)}part {describe(part)} cannot be written into a {type(content).__name__}: {error}",
+            f"part {describe(part)} cannot be written into a {type(content).__name__}: {error}",
             position=position,
         ) from error
     return read[0] if is_list(read) and len(read) == 1 else part

@@ -310,7 +310,7 @@ class GeminiGenerateContent(AdapterDefaults):
             for part, data in zip(parts, datas, strict=True):
                 if data is not None and field(part, "text"):
                     raise ToolTurnInputError(
-                        f"item {index}: a part holds both a functionResponse and a text; "
+                        "a part holds both a functionResponse and a text; "
                         "expected one kind of data per part (Gemini reads a part's data as one of them)",
                         position=index,
                     )

@@ -85,7 +85,7 @@ def _calls(message: object, position: int) -> Calls:
     calls = field(message, "tool_calls")
     if not is_list(calls):
         raise ToolTurnInputError(
-            f"item {position}: 'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
+            f"'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
             position=position,
         )
     found: list[tuple[int, object, object]] = []
@@ -93,7 +93,7 @@ def _calls(message: object, position: int) -> Calls:
         name, call_id = _name(call), _own_id(call, "id")
         if name is None and call_id is None:
             raise ToolTurnInputError(
-                f"item {position}: a tool call needs a non-empty string 'function.name', "
+                f"a tool call needs a non-empty string 'function.name', "
                 f"got {describe(field(field(call, 'function'), 'name'))}",
                 position=position,
             )

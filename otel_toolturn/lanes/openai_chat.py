@@ -56,7 +56,7 @@ def _tool_calls(message: object, position: int) -> Sequence[object]:
         return ()
     if not is_list(calls):
         raise ToolTurnInputError(
-            f"item {position}: 'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
+            f"'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
             position=position,
         )
     return calls
