@@ -32,7 +32,7 @@ class ToolTurnInputError(ToolTurnError, ValueError):
         """What is wrong, without where."""
 
     def moved(self, by: int) -> ToolTurnInputError:
-        """The same error, read in a longer list that the one it was raised on starts ``by`` items into."""
+        """The same error in a longer list, where the list it was raised on starts ``by`` items in."""
         if self.position is None or not by:
             return self
         return ToolTurnInputError(self.detail, position=self.position + by)

@@ -864,16 +864,20 @@ def json_report(finding: Finding) -> Iterator[str]:
         }
     )[:-1]
     yield ', "violations": '
-    yield from _json_list({"position": v.position, "rule": v.rule, "message": v.message} for v in finding.violations)
+    yield from _json_list(map(_violation_json, finding.violations))
     yield ', "repairs": '
     yield from _json_list(
         {"form": r.form, "tool_call_ids": list(r.tool_call_ids), "lossy": r.lossy, "before_run": r.before_run}
         for r in finding.repairs
     )
     yield ', "still_refused": '
-    yield from _json_list({"position": v.position, "rule": v.rule, "message": v.message} for v in finding.still_refused)
+    yield from _json_list(map(_violation_json, finding.still_refused))
     outcome = finding.outcome
     yield ", " + _compact({"lossy": finding.lossy, "outcome": outcome, "exit_code": EXIT_CODES[outcome]})[1:]
+
+
+def _violation_json(violation: Violation) -> dict[str, object]:
+    return {"position": violation.position, "rule": violation.rule, "message": violation.message}
 
 
 def _json_list(items: Iterator[object]) -> Iterator[str]:
