@@ -33,7 +33,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import _fuzz_make, fuzz, gateway, law, lockstep, overhead, own, stability
+from bench import _fuzz_make, check_fuzz, fuzz, gateway, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
 from bench._session import session, session_round
 from bench.floor import SpanOnly
@@ -615,6 +615,14 @@ def test_a_fuzz_sample_finds_no_failure_in_any_lane() -> None:
     result = fuzz.run(FUZZ_SAMPLE, seed=7, wire=False)
     assert result.failures() == {}, fuzz.examples(result)
     assert all(tally.counts["checked"] for tally in result.rows.values()), "every row checks transcripts"
+
+
+def test_a_sample_of_the_check_soak_gets_every_long_files_whole_list_findings() -> None:
+    """Three long generated files per lane, judged by ``check`` in segments: each as its whole list is, or refused."""
+    counts = check_fuzz.run(3, seed=7)
+    failed = {lane: sum(tally[name] for name in check_fuzz.FAILURES) for lane, tally in counts.items()}
+    assert failed == dict.fromkeys(law.LANES, 0), counts
+    assert all(tally["judged"] + tally["refused"] == 3 for tally in counts.values())
 
 
 def test_a_fuzz_sample_sent_through_each_sdk_loses_nothing_on_the_wire() -> None:

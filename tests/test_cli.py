@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_toolturn
-from bench._fuzz_make import Flavour, transcript
+from bench import check_fuzz
 from bench.law import session
 from otel_toolturn import Lane, ToolTurnInputError, ensure_tool_turn_invariants, validate
 from otel_toolturn._law_stream import LawStream
@@ -1071,57 +1071,13 @@ def test_messages_of_many_blocks_are_judged_a_megabyte_of_text_at_a_time(
     assert sum(fed) == len(source.read_text(encoding="utf-8"))
 
 
-def _generated(lane: Lane, rng: random.Random, *, flavours: tuple[Flavour, ...], at_least: int) -> list[object]:
-    """Generated transcripts of ``flavours`` (as JSON reads them back) one after another, ``at_least`` items in all."""
-    items: list[object] = []
-    while len(items) < at_least:
-        made = transcript(lane, rng.choice(flavours), rng)
-        with contextlib.suppress(TypeError, ValueError):  # typed SDK objects and non-finite numbers: not JSON
-            items += json.loads(json.dumps(made.items, allow_nan=False))
-    return items
-
-
-def _refused_by_the_whole_list(lane: Lane, items: list[object]) -> list[str]:
-    """What ``validate`` and the law on the whole list refuse it with (empty: neither)."""
-    said = []
-    for judge_whole in (validate, ensure_tool_turn_invariants):
-        try:
-            judge_whole(items, lane=lane)
-        except ToolTurnInputError as error:  # noqa: PERF203 - two calls, each refusing on its own
-            said.append(str(error))
-    return said
-
-
 @pytest.mark.parametrize("lane", get_args(Lane))
-def test_a_long_generated_transcript_gets_the_whole_lists_findings_or_its_refusal(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane
-) -> None:
+def test_a_long_generated_transcript_gets_the_whole_lists_findings_or_its_refusal(tmp_path: Path, lane: Lane) -> None:
     """Judged in segments, 1,500 generated items get the whole list's verdict, copy and repairs, or its refusal."""
     rng = random.Random(f"long:{lane}")  # noqa: S311 - a reproducible test input, not a secret
-    judged = _generated(lane, rng, flavours=("near", "random"), at_least=1500)
+    judged = check_fuzz.generated(lane, rng, flavours=("near", "random"), at_least=1500)
     unreadable: list[object] = []
-    while not _refused_by_the_whole_list(lane, unreadable):  # one malformed transcript the law cannot read
-        unreadable = _generated(lane, rng, flavours=("malformed",), at_least=1)
-    refused = [*judged[:1200], *unreadable, *judged[1200:]]
-
-    code, out, _ = run(
-        capsys, str(write(tmp_path, "a.json", judged)), "--json", "--lane", lane, "--fix", str(tmp_path / "fixed.json")
-    )
-    whole = ensure_tool_turn_invariants(judged, lane=lane)
-    view = json.loads(json.dumps(list(whole.messages)))
-    report = json.loads(out.splitlines()[0])
-    assert code == EXIT_CODES[report["outcome"]]
-    assert report["violations"] == [
-        {"position": v.position, "rule": v.rule, "message": v.message} for v in validate(judged, lane=lane)
-    ]
-    assert [(r["form"], r["tool_call_ids"], r["lossy"]) for r in report["repairs"]] == [
-        (r.form, list(r.tool_call_ids), r.lossy) for r in whole.repairs
-    ]
-    assert report["still_refused"] == [
-        {"position": v.position, "rule": v.rule, "message": v.message} for v in validate(view, lane=lane)
-    ]
-    assert json.loads((tmp_path / "fixed.json").read_text(encoding="utf-8")) == view
-
-    code, out, err = run(capsys, str(write(tmp_path, "b.json", refused)), "--lane", lane)
-    assert (code, out) == (EXIT_UNREADABLE, "")
-    assert err.strip().split(": ", 2)[-1] in _refused_by_the_whole_list(lane, refused)
+    while not check_fuzz.whole_list_refusals(lane, unreadable):  # one malformed transcript the law cannot read
+        unreadable = check_fuzz.generated(lane, rng, flavours=("malformed",), at_least=1)
+    assert check_fuzz.outcome(lane, judged, tmp_path) == "judged"
+    assert check_fuzz.outcome(lane, [*judged[:1200], *unreadable, *judged[1200:]], tmp_path) == "refused"
