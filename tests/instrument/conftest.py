@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
@@ -127,3 +128,19 @@ def shared_dir() -> Path:
     if not path.is_dir():
         pytest.skip("../shared (recorded provider traffic) is absent")
     return path
+
+
+class _CutStream(httpx2.SyncByteStream):
+    """A streamed body that delivers ``frames``, then its connection drops."""
+
+    def __init__(self, frames: bytes) -> None:
+        self._frames = frames
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._frames
+        raise httpx2.ReadError("connection dropped")
+
+
+def cut_event_stream(frames: bytes) -> httpx2.Response:
+    """A 200 event-stream response whose connection drops after ``frames``."""
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_CutStream(frames))

@@ -6,7 +6,6 @@ Client metrics once per call (never on another's span), the request's settings, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any, Final
 
 import httpx2
@@ -16,7 +15,7 @@ from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor as Off
 from opentelemetry.trace import SpanKind
 
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
-from tests.instrument.conftest import Instrument, Otel, make_otel
+from tests.instrument.conftest import Instrument, Otel, cut_event_stream, make_otel
 from tests.instrument.wire import Wire
 from tests.openai_bodies import chat_envelope
 
@@ -124,17 +123,6 @@ def test_a_streams_chunk_times_carry_the_durations_attributes(instrument: Instru
     assert later == [(duration[0], float(len(chunks) - 1))]
 
 
-class _CutStream(httpx2.SyncByteStream):
-    """A streamed body whose connection drops after its first frames."""
-
-    def __init__(self, frames: bytes) -> None:
-        self._frames = frames
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield self._frames
-        raise httpx2.ReadError("connection dropped")
-
-
 def test_a_stream_that_fails_records_its_chunk_times_with_its_error_type(instrument: Instrument) -> None:
     """A stream whose connection drops: its chunk times carry the duration's error.type, as the conventions ask."""
     otel = instrument()
@@ -142,9 +130,7 @@ def test_a_stream_that_fails_records_its_chunk_times_with_its_error_type(instrum
         f"data: {json.dumps(chat_envelope(MODEL, [{'index': 0, 'delta': {'content': word}}], chunk=True))}\n\n"
         for word in ("one", "two", "three")
     ).encode()
-    transport = httpx2.MockTransport(
-        lambda _request: httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_CutStream(frames))
-    )
+    transport = httpx2.MockTransport(lambda _request: cut_event_stream(frames))
     client: Any = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=transport), max_retries=0)
     read: list[object] = []
     with pytest.raises(openai.APIConnectionError):

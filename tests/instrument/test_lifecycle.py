@@ -6,7 +6,6 @@ import asyncio
 import gc
 import importlib
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -16,7 +15,7 @@ import pytest
 import otel_toolturn.instrument as instrument_module
 from otel_toolturn.instrument import ToolTurnInstrumentor, names
 from otel_toolturn.instrument._patches import TARGETS
-from tests.instrument.conftest import Instrument, Otel
+from tests.instrument.conftest import Instrument, Otel, cut_event_stream
 from tests.instrument.wire import MODEL, Wire, respond
 from tests.transcripts import A, R, U, build, c
 
@@ -106,22 +105,11 @@ def test_close_ends_the_span(instrument: Instrument) -> None:
     assert len(otel.call_spans()) == 1
 
 
-class _Cut(httpx2.SyncByteStream):
-    """A body that delivers its first frame, then fails."""
-
-    def __init__(self, first: bytes) -> None:
-        self.first = first
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield self.first
-        raise httpx2.ReadError("connection cut")
-
-
 def _cut_stream(lane: object, body: dict[str, object]) -> httpx2.Response:
     del lane, body
     whole = respond("openai.chat_completions", stream=True).content
     first = whole.split(b"\n\n")[0] + b"\n\n"
-    return httpx2.Response(200, stream=_Cut(first), headers={"content-type": "text/event-stream"})
+    return cut_event_stream(first)
 
 
 def _read_cut(client: Any) -> str:
