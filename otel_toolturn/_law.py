@@ -123,6 +123,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from otel_toolturn._view import (
     OTHER,
@@ -145,6 +146,9 @@ from otel_toolturn._vocab import CALL_KINDS, REPAIR_DROPS, CallKind, Dialect, La
 from otel_toolturn.lanes import adapter_for, listed
 
 __all__ = ["SECOND_RESULT_SEPARATOR", "ToolTurnRepair", "ToolTurnView", "ensure_tool_turn_invariants"]
+
+_V = TypeVar("_V")
+"""A value a carried turn holds per call: a name, a kind, whether it was answered."""
 
 _TURN_FORM_ORDER: tuple[RepairForm, ...] = (
     "duplicate_call",
@@ -239,6 +243,61 @@ class CarriedCall:
         self.answered = answered
         self.key = key
         self.place = place
+
+
+class CarriedTurn:
+    """The calls of one turn of an earlier segment of a stream, held once for the turn, not once per call.
+
+    ``ids``: the calls' ids as read, in call order (a call's place is its index); ``written``: as the view
+    wrote them (``None``: as read); ``names``, ``kinds``, ``answered``: per call, as ``CarriedCall`` has
+    them, or the one value every call of the turn has. A later result for one of the calls opens it (``call``).
+    """
+
+    __slots__ = ("answered", "ids", "key", "kinds", "names", "written")
+
+    def __init__(
+        self,
+        ids: tuple[str, ...],
+        written: tuple[str, ...] | None,
+        names: tuple[str, ...],
+        kinds: tuple[CallKind, ...],
+        answered: tuple[bool, ...],
+        *,
+        key: int,
+    ) -> None:
+        self.ids = ids
+        self.written = written
+        self.names = _one_or_each(names)
+        self.kinds = _one_or_each(kinds)
+        self.answered = _one_or_each(answered)
+        self.key = key
+
+    def call(self, call_id: str) -> CarriedCall:
+        """The call of the turn whose id is ``call_id``, as a later result needs it."""
+        place = self.ids.index(call_id)
+        return CarriedCall(
+            call_id,
+            call_id if self.written is None else self.written[place],
+            _at(self.names, place),
+            _at(self.kinds, place),
+            answered=_at(self.answered, place),
+            key=self.key,
+            place=place,
+        )
+
+
+def _one_or_each(values: tuple[_V, ...]) -> _V | tuple[_V, ...]:
+    """The one value every call has, else ``values``."""
+    return values[0] if len(set(values)) == 1 else values
+
+
+def _at(values: _V | tuple[_V, ...], place: int) -> _V:
+    """The value of the call at ``place``, from what ``_one_or_each`` gave."""
+    return values[place] if isinstance(values, tuple) else values
+
+
+Owner = dict[str, "Slot | Clean | CarriedCall | CarriedTurn"]
+"""Per call id, its nearest call so far: a slot of a turn read in full, a clean turn, or a stream's carried call."""
 
 
 class Slot:
@@ -360,12 +419,12 @@ class Attribution:
         view: View,
         *,
         chained: bool,
-        owner: dict[str, Slot | Clean | CarriedCall] | None = None,
+        owner: Owner | None = None,
         taken: TakenIds | None = None,
     ) -> None:
         self.adapter = adapter
         self.view = view
-        self.owner: dict[str, Slot | Clean | CarriedCall] = {} if owner is None else owner
+        self.owner: Owner = {} if owner is None else owner
         """Per call id, its nearest call so far (given: the calls of a stream's earlier segments)."""
         self.taken = TakenIds() if taken is None else taken
         """The call ids of the view so far, derived ones included (given: a stream's earlier segments' too)."""
@@ -404,7 +463,11 @@ class Attribution:
                     if index in apart:
                         adjacent = -1  # it opens a later message than the results before it: not in place
                     call_id = ids.get(index)
-                    slot = owner.get(call_id) if call_id is not None else None
+                    slot = None
+                    if call_id is not None:
+                        slot = owner.get(call_id)
+                        if type(slot) is CarriedTurn:
+                            slot = owner[call_id] = slot.call(call_id)  # later results reach the call opened
                     if type(slot) is Clean:
                         self.reached.add(slot.position)  # a later result answers one of its calls
                     elif type(slot) is CarriedCall:
@@ -478,7 +541,7 @@ class Attribution:
         )
         return derived
 
-    def _read_turn(self, index: int, turn: Turn, owner: dict[str, Slot | Clean | CarriedCall], taken: TakenIds) -> None:
+    def _read_turn(self, index: int, turn: Turn, owner: Owner, taken: TakenIds) -> None:
         """The turn's slots: repeated calls left out, reused ids derived from the ids before it, trailing noted."""
         adapter = self.adapter
         seen: set[str] = set()

@@ -11,9 +11,11 @@ there, and a later result for an earlier call is delivered where it stands.
 
 What a stream holds of the segments already written, bounded by the calls, never by their content:
 
-- per call id, a ``CarriedCall``: the call's id as written, its name and kind, whether a result the model
-  saw answers it, and its turn (a later result is delivered where it stands under the call's name); never
-  the call's wire object;
+- per turn, its calls' ids as read and as written, their names and kinds, whether a result the model saw
+  answers each, and the turn's key: a turn of one call as its ``CarriedCall``, a turn of more as one
+  ``CarriedTurn`` (one value where its calls share it), which a later result for one of them opens as
+  that call's ``CarriedCall``; per call id, the turn of its nearest call. A later result is delivered
+  where it stands under the call's name. Never a call's wire object;
 - the call ids taken so far, with the resume counters of derived ids;
 - the ids of the results left out as orphans, and the lane's marks, for the one report of each;
 - the decisions noted on each turn that has any, laid flat (a later delivery adds to its turn's report);
@@ -35,9 +37,10 @@ from otel_toolturn._law import (
     CARRIED,
     Attribution,
     CarriedCall,
+    CarriedTurn,
     Notes,
+    Owner,
     Reported,
-    Slot,
     ToolTurnRepair,
     emit_view,
     grouped_marks,
@@ -46,7 +49,7 @@ from otel_toolturn._law import (
     repairs_in_order,
     turn_reported,
 )
-from otel_toolturn._view import Clean, Mark, TakenIds
+from otel_toolturn._view import Mark, TakenIds
 from otel_toolturn._vocab import CallKind, Dialect, Lane, RepairForm
 from otel_toolturn.lanes import adapter_for
 
@@ -162,8 +165,8 @@ class LawStream:
     def __init__(self, lane: Lane, *, chained: bool = False, dialect: Dialect | None = None) -> None:
         self._adapter = adapter_for(lane, dialect)
         self._chained = chained
-        self._owner: dict[str, Slot | Clean | CarriedCall] = {}
-        """Per call id, its nearest call so far: a ``CarriedCall`` once its segment is written."""
+        self._owner: Owner = {}
+        """Per call id, its nearest call so far: its ``CarriedTurn`` once its segment is written."""
         self._names: dict[str, str] = {}
         """The carried calls' names, each held once."""
         self._taken = TakenIds()
@@ -221,27 +224,44 @@ class LawStream:
         return adapter.write(out)
 
     def _carry(self, reading: Attribution, base: int) -> None:
-        """Each call of the segment still its id's nearest, as a ``CarriedCall`` (its turn keyed from ``base``)."""
+        """Each turn of the segment carried (keyed from ``base``) under the ids no later call of it took.
+
+        A turn of one call is carried as its ``CarriedCall``, a turn of more as one ``CarriedTurn``.
+        """
         adapter, owner, names, units = self._adapter, self._owner, self._names, reading.view.units
         for index, slots in reading.slots_of.items():
-            key = base + index  # one object for the turn's calls
-            for place, slot in enumerate(slots):
-                call_id = slot.call.call_id
-                if owner.get(call_id) is not slot:
-                    continue  # a later call of the segment took its id: no later result can reach it
-                answered = slot.answered
-                if answered is None:  # its turn stood as it was: answered once, right after it
-                    answered = not adapter.interrupted(units[slot.results[0]])
-                name = adapter.call_name(slot.call.ref)
-                owner[call_id] = CarriedCall(
-                    call_id,
-                    slot.out.call_id,
+            answered = tuple(
+                # None: its turn stood as it was, answered once right after it
+                not adapter.interrupted(units[slot.results[0]]) if slot.answered is None else slot.answered
+                for slot in slots
+            )
+            calls = [slot.call for slot in slots]
+            carried: CarriedCall | CarriedTurn
+            if len(slots) == 1:
+                name = adapter.call_name(calls[0].ref)
+                carried = CarriedCall(
+                    calls[0].call_id,
+                    slots[0].out.call_id,
                     names.setdefault(name, name),
-                    adapter.call_kind(slot.call.ref),
-                    answered=answered,
-                    key=key,
-                    place=place,
+                    adapter.call_kind(calls[0].ref),
+                    answered=answered[0],
+                    key=base + index,
+                    place=0,
                 )
+            else:
+                ids = tuple(call.call_id for call in calls)
+                written = tuple(slot.out.call_id for slot in slots)
+                carried = CarriedTurn(
+                    ids,
+                    None if written == ids else written,
+                    tuple(names.setdefault(name, name) for name in map(adapter.call_name, (c.ref for c in calls))),
+                    tuple(adapter.call_kind(call.ref) for call in calls),
+                    answered,
+                    key=base + index,
+                )
+            for slot in slots:
+                if owner.get(slot.call.call_id) is slot:  # else a later call of the segment took its id
+                    owner[slot.call.call_id] = carried
 
     @staticmethod
     def _places_of(reading: Attribution, turn: int) -> dict[str, int]:

@@ -22,15 +22,17 @@ whole beside the values read from it, and a string of up to 32 characters read a
 role, a type, a call's id in its result) is the same object.
 
 A transcript is never held whole either, nor is its report (written a finding at a time). A file is
-read twice (stdin is first kept in a temporary file): the first reading keeps each body without its
+read twice, the two readings side by side a transcript at a time (``surveyed`` one value ahead, then
+``judge_streamed``; stdin is first kept in a temporary file): the first reading keeps a body without its
 transcript and learns, from the transcript's items one at a time, its lane (``lanes.LaneClues``), its
 length and whether it holds a message; the second feeds the transcript to the provider rules
 (``LaneAdapter.validate_stream``) and the law (``_law_stream.LawStream``) in segments of about
 ``SEGMENT`` items or ``SEGMENT_TEXT`` characters of text, whichever comes first, cut where an answer
 starts, and the view to the rules again (until the law first changes a segment, the view is the input,
-item for item, and its verdict the input's). What is held is a segment and what the streams carry (each
-call by its ids, name and kind, never its content); the ``--fix`` copy's items wait in a temporary file
-until every transcript of the file was judged.
+item for item, and its verdict the input's). What is held is a segment and what the streams carry (per
+call its ids, per turn its calls' names and kinds, never their content); the reports and the ``--fix``
+copy wait, in memory up to ``SPOOLED_IN_MEMORY`` bytes each and then in a temporary file, until every
+transcript of the file was judged: a file found unreadable part way gets its one line, and no copy.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
@@ -71,15 +73,16 @@ import itertools
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Final, Literal, NoReturn, TextIO, get_args
+from typing import IO, Final, Literal, NoReturn, TextIO, get_args
 
 from otel_toolturn import __version__, lanes
 from otel_toolturn._errors import ToolTurnError, ToolTurnInputError
@@ -121,6 +124,8 @@ class Entry:
     messages: list[object] | str
     listed: Listed | None = None
     """When the list was read as a stream (``check``): what it held; ``messages`` is then empty."""
+    alone: bool = True
+    """Whether it is its file's one value (JSON); else it is one line of JSONL."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -437,44 +442,72 @@ def read_document(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE, strea
 
     ``streamed``: each list that may be a transcript is read as a stream and not kept (``Entry.listed``).
     """
+    entries = tuple(surveyed(name, read, limit=limit, streamed=streamed))
+    return Document(name=name, format="json" if entries[0].alone else "jsonl", entries=entries)
+
+
+def surveyed(name: str, read: Read, *, limit: int = DEFAULT_MAX_SIZE, streamed: bool = False) -> Iterator[Entry]:
+    """Each transcript of one input (JSON, else JSONL), as read; ``ToolTurnInputError`` says what is wrong.
+
+    One value is read ahead (whether a value is the file's only one names it), so at most two are held.
+    ``streamed``: each list that may be a transcript is read as a stream and not kept (``Entry.listed``).
+    """
     survey = _Survey() if streamed else None
     reader = _Reader(name, read, limit=limit, sinks=survey.sink if survey is not None else None)
-    try:
-        values = list(reader.values())
-    except ToolTurnInputError:
-        raise
-    except RecursionError:
-        raise ToolTurnInputError(f"{name}: nested too deeply to read (line {reader.line})") from None
-    except ValueError as error:
-        raise ToolTurnInputError(f"{name}: {error} (line {reader.line})") from None
-    if not values:
+    values = reader.values()
+
+    def following() -> tuple[int, object] | None:
+        try:
+            return next(values, None)
+        except ToolTurnInputError:
+            raise
+        except RecursionError:
+            raise ToolTurnInputError(f"{name}: nested too deeply to read (line {reader.line})") from None
+        except ValueError as error:
+            raise ToolTurnInputError(f"{name}: {error} (line {reader.line})") from None
+
+    ahead = following()
+    if ahead is None:
         raise ToolTurnInputError(f"{name}: empty input; expected JSON or JSONL")
-    lists = survey.lists if survey is not None else {}
-    sources = [name] if len(values) == 1 else [f"{name}:{number}" for number, _ in values]
-    entries = tuple(
-        _entry(source, value, lists.get(index, {}))
-        for index, (source, (_, value)) in enumerate(zip(sources, values, strict=True))
-    )
-    return Document(name=name, format="json" if len(values) == 1 else "jsonl", entries=entries)
+    index = 0
+    while ahead is not None:
+        (line, value), ahead = ahead, following()
+        alone = index == 0 and ahead is None
+        lists = survey.lists.pop(index, {}) if survey is not None else {}
+        yield _entry(name if alone else f"{name}:{line}", value, lists, alone=alone)
+        index += 1
 
 
-def _entry(source: str, value: object, listed: Mapping[str | None, Listed] | None = None) -> Entry:
+def _entry(
+    source: str, value: object, listed: Mapping[str | None, Listed] | None = None, *, alone: bool = True
+) -> Entry:
     """Read one JSON value as a transcript: a list of messages, or a body with ``messages``/``input``.
 
-    ``listed``: what the lists read as a stream held, by their key in the body (``None``: the value itself).
+    ``listed``: what the lists read as a stream held, by their key in the body (``None``: the value itself);
+    ``alone``: it is its file's one value.
     """
     listed = listed or {}
     if isinstance(value, list):
         streamed = listed.get(None)
         held = _messages(source, value, streamed)
-        return Entry(source=source, container="list", body=None, field=None, messages=held, listed=streamed)
+        return Entry(
+            source=source, container="list", body=None, field=None, messages=held, listed=streamed, alone=alone
+        )
     if isinstance(value, dict):
         found = body_transcript(value)
         if found is not None:
             field, inner = found
             streamed = None if isinstance(inner, str) else listed.get(field)
             messages = inner if isinstance(inner, str) else _messages(f"{source}: '{field}'", inner, streamed)
-            return Entry(source=source, container="body", body=value, field=field, messages=messages, listed=streamed)
+            return Entry(
+                source=source,
+                container="body",
+                body=value,
+                field=field,
+                messages=messages,
+                listed=streamed,
+                alone=alone,
+            )
         keys = ", ".join(sorted(str(k) for k in value)[:6]) or "none"
         raise ToolTurnInputError(
             f"{source}: a JSON object without a 'messages' or 'contents' list or an 'input'; keys: {keys}; "
@@ -540,9 +573,9 @@ class Finding:
 
 SEGMENT: Final = 1024
 """About how many items ``check`` judges at a time: a transcript is cut at the first answer's start after them."""
-SEGMENT_TEXT: Final = 1 << 20
+SEGMENT_TEXT: Final = 1 << 18
 """Or about how many characters of their text, whichever comes first: items of many blocks each (a message of
-fifty calls) are judged a megabyte of text at a time, not a thousand of them."""
+fifty calls) are judged a quarter of a megabyte of text at a time, not a thousand of them."""
 
 Segment = tuple[list[object], int]
 """Items of a transcript and about how many characters of text they were read from."""
@@ -612,7 +645,7 @@ class _Judging:
         *,
         lane: Lane | None,
         dialect: Dialect | None,
-        copy: TextIO | None,
+        copy: IO[str] | None,
         characters: Callable[[], int] | None = None,
     ) -> None:
         self.entry = entry
@@ -712,25 +745,28 @@ Judged = tuple[Finding, dict[str, object] | None, int]
 def judge_streamed(
     name: str,
     read: Read,
-    document: Document,
+    entries: Iterable[Entry],
     *,
     limit: int,
     lane: Lane | None,
     dialect: Dialect | None,
-    copy: TextIO | None,
-) -> list[Judged]:
-    """Judge each transcript of ``document`` (read with ``streamed``) as ``read`` gives its text a second time.
+    copy: IO[str] | None,
+) -> Iterator[tuple[Entry, Judged]]:
+    """Judge each transcript of ``entries`` (``surveyed``'s, streamed) as ``read`` gives its text a second time.
 
-    Per transcript: what was found, the body as read with its transcript left empty, and how many items of
-    the view were written to ``copy``.
+    ``entries`` is taken one at a time, each as the second reading reaches it, so the two readings go side
+    by side and neither holds more than a transcript's body. Per transcript: what was found, the body as
+    read with its transcript left empty, and how many items of the view were written to ``copy``.
     """
-    judgings: dict[int, _Judging] = {}
     changed = ToolTurnInputError(f"{name}: changed while it was read; check it again")
+    reached: list[tuple[int, Entry]] = []
+    """The transcript the second reading is in: its index and entry."""
+    judgings: dict[int, _Judging] = {}
 
     def sink(index: int, key: str | None) -> Sink | None:
-        if index >= len(document.entries):
+        at, entry = reached[-1]
+        if index != at:
             raise changed
-        entry = document.entries[index]
         if entry.listed is None or key != entry.field:
             return None
         judging = judgings[index] = _Judging(
@@ -738,61 +774,75 @@ def judge_streamed(
         )
         return judging.add
 
-    judged: list[Judged] = []
     reader = _Reader(name, read, limit=limit, sinks=sink)
-    for index, (_, value) in enumerate(reader.values()):
-        if index >= len(document.entries):
-            raise changed
-        entry = document.entries[index]
-        judging = judgings.pop(index, None)
-        if judging is None:
-            if not isinstance(entry.messages, str):
+    values = reader.values()
+    for index, entry in enumerate(entries):
+        reached.append((index, entry))
+        with _named_in(entry):
+            got = next(values, None)
+            reached.clear()
+            if got is None:
                 raise changed
-            found = judge(entry, lane=lane, dialect=dialect)  # a string ``input``: no tool turn to judge
-            judged.append((found, value if isinstance(value, dict) else None, 0))
-            continue
-        if entry.listed is None or judging.taken != entry.listed.count:
-            raise changed
-        judged.append((judging.finding(judging.taken), value if isinstance(value, dict) else None, judging.written))
-    if len(judged) != len(document.entries):
+            body = got[1] if isinstance(got[1], dict) else None
+            judging = judgings.pop(index, None)
+            if judging is None:
+                if not isinstance(entry.messages, str):
+                    raise changed
+                judged = (judge(entry, lane=lane, dialect=dialect), body, 0)  # a string ``input``: no tool turn
+            elif entry.listed is None or judging.taken != entry.listed.count:
+                raise changed
+            else:
+                judged = (judging.finding(judging.taken), body, judging.written)
+        yield entry, judged
+    if next(values, None) is not None:
         raise changed
-    return judged
 
 
-def write_repaired(document: Document, judged: Sequence[Judged], lines: TextIO, out: TextIO) -> None:
-    """Write the ``--fix`` copy: each transcript replaced by its view, in the container and format it came in.
+@contextlib.contextmanager
+def _named_in(entry: Entry) -> Iterator[None]:
+    """An item the law cannot read named with the transcript it stands in (``file:line`` in JSONL)."""
+    try:
+        yield
+    except ToolTurnInputError as error:
+        if error.position is None or entry.alone:
+            raise
+        raise ToolTurnInputError(f"{entry.source}: {error}") from None
 
-    ``lines``: the views' items, one compact JSON a line, as ``judge_streamed`` wrote them. Strict JSON,
+
+def write_repaired(entry: Entry, judged: Judged, lines: IO[str], out: IO[str]) -> None:
+    """Write one transcript's part of the ``--fix`` copy: replaced by its view, in the container and format it came in.
+
+    ``lines``: its view's items, one compact JSON a line, as ``judge_streamed`` wrote them. Strict JSON,
     written item by item and never built whole: JSONL one value a line; JSON with each item of the
     top-level list, and of each list in a top-level body, on a line of its own.
     """
-    for entry, (_, body, written) in zip(document.entries, judged, strict=True):
-        view = (line.rstrip("\n") for line in itertools.islice(lines, written))
-        jsonl = document.format == "jsonl"
-        if body is None or entry.field is None:
-            _write_view(view, out, indent="", compact=jsonl)
-        elif jsonl:
-            out.write("{")
-            for number, (key, member) in enumerate(body.items()):
-                out.write((", " if number else "") + _compact(key) + ": ")
-                if key == entry.field and not isinstance(entry.messages, str):
-                    _write_view(view, out, indent="", compact=True)
-                else:
-                    out.write(_compact(member))
-            out.write("}")
-        else:
-            out.write("{")
-            for number, (key, member) in enumerate(body.items()):
-                out.write(("," if number else "") + "\n  " + _compact(key) + ": ")
-                if key == entry.field and not isinstance(entry.messages, str):
-                    _write_view(view, out, indent="  ", compact=False)
-                else:
-                    _write_items(member, out, indent="  ")
-            out.write("\n}" if body else "}")
-        out.write("\n")
+    _, body, written = judged
+    view = (line.rstrip("\n") for line in itertools.islice(lines, written))
+    jsonl = not entry.alone
+    if body is None or entry.field is None:
+        _write_view(view, out, indent="", compact=jsonl)
+    elif jsonl:
+        out.write("{")
+        for number, (key, member) in enumerate(body.items()):
+            out.write((", " if number else "") + _compact(key) + ": ")
+            if key == entry.field and not isinstance(entry.messages, str):
+                _write_view(view, out, indent="", compact=True)
+            else:
+                out.write(_compact(member))
+        out.write("}")
+    else:
+        out.write("{")
+        for number, (key, member) in enumerate(body.items()):
+            out.write(("," if number else "") + "\n  " + _compact(key) + ": ")
+            if key == entry.field and not isinstance(entry.messages, str):
+                _write_view(view, out, indent="  ", compact=False)
+            else:
+                _write_items(member, out, indent="  ")
+        out.write("\n}" if body else "}")
+    out.write("\n")
 
 
-def _write_view(items: Iterator[str], out: TextIO, *, indent: str, compact: bool) -> None:
+def _write_view(items: Iterator[str], out: IO[str], *, indent: str, compact: bool) -> None:
     """A list of items already written as compact JSON: on one line (``compact``), else one item a line."""
     first = next(items, None)
     if first is None:
@@ -810,7 +860,7 @@ def _write_view(items: Iterator[str], out: TextIO, *, indent: str, compact: bool
     out.write("\n" + indent + "]")
 
 
-def _write_items(value: object, out: TextIO, *, indent: str) -> None:
+def _write_items(value: object, out: IO[str], *, indent: str) -> None:
     """``value``, a non-empty list one item a line, anything else on the line it starts."""
     if not isinstance(value, list) or not value:
         out.write(_compact(value))
@@ -1060,60 +1110,91 @@ def _check(args: argparse.Namespace) -> int:
     report = sys.stderr if args.fix == "-" else sys.stdout
     worst = 0
     for name in files:
-        with (
-            tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n")
-            if args.fix is not None
-            else contextlib.nullcontext()
-        ) as copy:
-            worst = max(worst, _check_one(args, name, lane=lane, dialect=dialect, report=report, copy=copy))
+        worst = max(worst, _check_one(args, name, lane=lane, dialect=dialect, report=report))
     return worst
+
+
+class _Unwritable(Exception):  # noqa: N818 - a reason the copy cannot be written, not an error of the input
+    """The ``--fix`` copy cannot be written: the one line that says why."""
 
 
 def _check_one(
-    args: argparse.Namespace,
-    name: str,
-    *,
-    lane: Lane | None,
-    dialect: Dialect | None,
-    report: TextIO,
-    copy: TextIO | None,
+    args: argparse.Namespace, name: str, *, lane: Lane | None, dialect: Dialect | None, report: TextIO
 ) -> int:
-    """Judge one FILE, report it and (``--fix``, into ``copy`` first) write its copy; the exit code it earns."""
+    """Judge one FILE, report it and (``--fix``) write its copy; the exit code it earns.
+
+    Its transcripts are judged one at a time, as the file is read; their reports, and their parts of the
+    copy, wait in temporary files until the whole file is judged (a file found unreadable part way gets
+    its one line, and no copy).
+    """
     shown = "<stdin>" if name == "-" else name
-    try:
-        with _opened(name, limit=args.max_size) as rewound:
-            document = read_document(shown, rewound(), limit=args.max_size, streamed=True)
-            judged = judge_streamed(
-                shown, rewound(), document, limit=args.max_size, lane=lane, dialect=dialect, copy=copy
-            )
-    except (ToolTurnError, OSError) as error:
-        _unreadable(_one_line(error, name), name, as_json=args.json, report=report)
-        return EXIT_UNREADABLE
-    except RecursionError:
-        _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
-        return EXIT_UNREADABLE
-    worst = 0
-    for finding, _, _ in judged:
-        worst = max(worst, EXIT_CODES[finding.outcome])
-        if args.json:
-            report.writelines(json_report(finding))
-            report.write("\n")
-        else:
-            report.writelines(line + "\n" for line in text_report(finding))
-    if copy is None:
-        return worst
-    try:
-        copy.seek(0)
-        _write(args.fix, document, judged, copy)
-    except OSError as error:
-        print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
-        return EXIT_UNREADABLE
-    except RecursionError:
-        print(f"otel-toolturn: --fix {args.fix}: nested too deeply to write", file=sys.stderr)
-        return EXIT_UNREADABLE
+    fixing = args.fix is not None
+    with (
+        _spooled() as reports,
+        _spooled() if fixing else contextlib.nullcontext() as items,
+        _spooled() if fixing else contextlib.nullcontext() as fixed,
+    ):
+        worst = 0
+        try:
+            with _opened(name, limit=args.max_size) as rewound:
+                entries = surveyed(shown, rewound(), limit=args.max_size, streamed=True)
+                limit = args.max_size
+                for entry, judged in judge_streamed(
+                    shown, rewound(), entries, limit=limit, lane=lane, dialect=dialect, copy=items
+                ):
+                    finding = judged[0]
+                    worst = max(worst, EXIT_CODES[finding.outcome])
+                    pieces = json_report(finding) if args.json else (line + "\n" for line in text_report(finding))
+                    for piece in pieces:  # one write a piece: the spool moves to disk once it holds too much
+                        reports.write(piece)
+                    if args.json:
+                        reports.write("\n")
+                    if items is not None and fixed is not None:
+                        _fixed_part(entry, judged, items, fixed, target=args.fix)
+        except _Unwritable as reason:
+            print(f"otel-toolturn: {reason}", file=sys.stderr)
+            return EXIT_UNREADABLE
+        except (ToolTurnError, OSError) as error:
+            _unreadable(_one_line(error, name), name, as_json=args.json, report=report)
+            return EXIT_UNREADABLE
+        except RecursionError:
+            _unreadable(f"{name}: nested too deeply to judge", name, as_json=args.json, report=report)
+            return EXIT_UNREADABLE
+        reports.seek(0)
+        shutil.copyfileobj(reports, report)
+        if fixed is None:
+            return worst
+        try:
+            fixed.seek(0)
+            _write(args.fix, fixed)
+        except OSError as error:
+            print(f"otel-toolturn: --fix {args.fix}: cannot write ({error.strerror or error})", file=sys.stderr)
+            return EXIT_UNREADABLE
     if not args.json:
         print(f"repaired copy written to {'<stdout>' if args.fix == '-' else args.fix}", file=report)
     return worst
+
+
+SPOOLED_IN_MEMORY: Final = 1 << 20
+"""How many bytes of a report or a copy ``check`` keeps in memory before it moves them to a temporary file."""
+
+
+def _spooled() -> tempfile.SpooledTemporaryFile[str]:
+    """Text kept in memory up to ``SPOOLED_IN_MEMORY`` bytes, then in a temporary file; gone once closed."""
+    return tempfile.SpooledTemporaryFile(
+        SPOOLED_IN_MEMORY, "w+", encoding="utf-8", errors="surrogatepass", newline="\n"
+    )
+
+
+def _fixed_part(entry: Entry, judged: Judged, items: IO[str], fixed: IO[str], *, target: str) -> None:
+    """Write one transcript's part of the copy into ``fixed`` from its view's ``items``, then empty ``items``."""
+    items.seek(0)
+    try:
+        write_repaired(entry, judged, items, fixed)
+    except RecursionError:
+        raise _Unwritable(f"--fix {target}: nested too deeply to write") from None
+    items.seek(0)
+    items.truncate()
 
 
 def _unreadable(reason: str, name: str, *, as_json: bool, report: TextIO) -> None:
@@ -1172,17 +1253,26 @@ def _opened(name: str, *, limit: int) -> Iterator[Callable[[], Read]]:
 
 
 def _rewound(descriptor: int) -> Read:
-    """A byte source reading the open file from its start."""
-    os.lseek(descriptor, 0, os.SEEK_SET)
-    return functools.partial(os.read, descriptor)
+    """A byte source reading the open file from its start, at an offset of its own (two may read side by side)."""
+    offset = 0
+
+    def read(size: int) -> bytes:
+        nonlocal offset
+        os.lseek(descriptor, offset, os.SEEK_SET)
+        data = os.read(descriptor, size)
+        offset += len(data)
+        return data
+
+    return read
 
 
-def _write(target: str, document: Document, judged: Sequence[Judged], lines: TextIO) -> None:
+def _write(target: str, fixed: IO[str]) -> None:
+    """The copy, as ``fixed`` holds it, into ``target`` (``-``: stdout)."""
     if target == "-":
-        write_repaired(document, judged, lines, sys.stdout)
+        shutil.copyfileobj(fixed, sys.stdout)
         return
     with open(target, "w", encoding="utf-8", errors="backslashreplace") as out:  # noqa: PTH123 - one text stream
-        write_repaired(document, judged, lines, out)
+        shutil.copyfileobj(fixed, out)
 
 
 def _one_line(error: BaseException, name: str) -> str:

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_toolturn import LANES, Dialect, Lane, ToolTurnInputError, ensure_tool_turn_invariants
+from otel_toolturn._law import CarriedCall, CarriedTurn
 from otel_toolturn._law_stream import LawStream, cut_here
 from otel_toolturn._vocab import DIALECTS
 from otel_toolturn.lanes import adapter_for
@@ -163,6 +164,41 @@ def test_a_repaired_turn_is_held_without_a_dict_of_its_own(lane: Lane) -> None:
         return sum(isinstance(held, dict) for held in _reachable(stream, skip=adapter_for(lane)))
 
     assert dicts_held(50) == dicts_held(5)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_turn_of_many_calls_is_carried_as_one_object(lane: Lane) -> None:
+    """A written turn's calls are held once for the turn: one carried object for five calls or fifty."""
+
+    def carried(calls: int) -> int:
+        stream = LawStream(lane)
+        ids = [f"k{k}" for k in range(calls)]
+        stream.feed(build(lane, [U("go"), A(*(c(i, "lookup") for i in ids)), *(R(i) for i in ids)]), last=False)
+        stream.feed(build(lane, [A(t("done"))]), last=True)
+        assert stream.close() == ()
+        return sum(isinstance(kept, CarriedCall | CarriedTurn) for kept in _reachable(stream, skip=adapter_for(lane)))
+
+    assert carried(50) == carried(5) == 1
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_late_result_segments_later_finds_its_call_in_a_turn_of_many(lane: Lane) -> None:
+    """A later result for one call of a written turn of three (one renamed) is delivered as on the whole list."""
+    items = build(
+        lane,
+        [
+            *(U("go"), A(c("x", "ls")), R("x")),
+            *(U("again"), A(c("x", "ls"), c("y", "grep"), c("z", "cat")), R("x"), R("z"), U("well?")),
+            *(A(t("meanwhile")), R("y", "found it"), R("x", "twice")),
+        ],
+    )
+    cut = max(i for i in range(1, len(items)) if cut_here(items[i - 1], items[i], lane=lane))  # before "meanwhile"
+    stream = LawStream(lane)
+    view = stream.feed(items[:cut], last=False) + stream.feed(items[cut:], last=True)
+    whole = ensure_tool_turn_invariants(items, lane=lane)
+    assert view == list(whole.messages)
+    assert stream.close() == whole.repairs
+    assert "grep" in json.dumps(view[cut:])
 
 
 @pytest.mark.parametrize("lane", LANES)
