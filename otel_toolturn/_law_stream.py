@@ -166,7 +166,7 @@ class LawStream:
         self._adapter = adapter_for(lane, dialect)
         self._chained = chained
         self._owner: Owner = {}
-        """Per call id, its nearest call so far: its ``CarriedTurn`` once its segment is written."""
+        """Per call id, its nearest call so far: its turn carried once its segment is written."""
         self._names: dict[str, str] = {}
         """The carried calls' names, each held once."""
         self._taken = TakenIds()
@@ -230,35 +230,22 @@ class LawStream:
         """
         adapter, owner, names, units = self._adapter, self._owner, self._names, reading.view.units
         for index, slots in reading.slots_of.items():
+            ids = tuple(slot.call.call_id for slot in slots)
+            written = tuple(slot.out.call_id for slot in slots)
+            read_names = [adapter.call_name(slot.call.ref) for slot in slots]
+            called = tuple(names.setdefault(name, name) for name in read_names)  # each name held once
+            kinds = tuple(adapter.call_kind(slot.call.ref) for slot in slots)
             answered = tuple(
                 # None: its turn stood as it was, answered once right after it
                 not adapter.interrupted(units[slot.results[0]]) if slot.answered is None else slot.answered
                 for slot in slots
             )
-            calls = [slot.call for slot in slots]
-            carried: CarriedCall | CarriedTurn
-            if len(slots) == 1:
-                name = adapter.call_name(calls[0].ref)
-                carried = CarriedCall(
-                    calls[0].call_id,
-                    slots[0].out.call_id,
-                    names.setdefault(name, name),
-                    adapter.call_kind(calls[0].ref),
-                    answered=answered[0],
-                    key=base + index,
-                    place=0,
-                )
-            else:
-                ids = tuple(call.call_id for call in calls)
-                written = tuple(slot.out.call_id for slot in slots)
-                carried = CarriedTurn(
-                    ids,
-                    None if written == ids else written,
-                    tuple(names.setdefault(name, name) for name in map(adapter.call_name, (c.ref for c in calls))),
-                    tuple(adapter.call_kind(call.ref) for call in calls),
-                    answered,
-                    key=base + index,
-                )
+            key = base + index
+            carried = (
+                CarriedCall(ids[0], written[0], called[0], kinds[0], answered=answered[0], key=key, place=0)
+                if len(slots) == 1
+                else CarriedTurn(ids, None if written == ids else written, called, kinds, answered, key=key)
+            )
             for slot in slots:
                 if owner.get(slot.call.call_id) is slot:  # else a later call of the segment took its id
                     owner[slot.call.call_id] = carried

@@ -759,13 +759,13 @@ def judge_streamed(
     read with its transcript left empty, and how many items of the view were written to ``copy``.
     """
     changed = ToolTurnInputError(f"{name}: changed while it was read; check it again")
-    reached: list[tuple[int, Entry]] = []
-    """The transcript the second reading is in: its index and entry."""
+    reached: dict[int, Entry] = {}
+    """The transcript the second reading is in, by its index (none: it reads past the transcripts)."""
     judgings: dict[int, _Judging] = {}
 
     def sink(index: int, key: str | None) -> Sink | None:
-        at, entry = reached[-1]
-        if index != at:
+        entry = reached.get(index)
+        if entry is None:
             raise changed
         if entry.listed is None or key != entry.field:
             return None
@@ -777,7 +777,7 @@ def judge_streamed(
     reader = _Reader(name, read, limit=limit, sinks=sink)
     values = reader.values()
     for index, entry in enumerate(entries):
-        reached.append((index, entry))
+        reached[index] = entry
         with _named_in(entry):
             got = next(values, None)
             reached.clear()
@@ -1124,8 +1124,8 @@ def _check_one(
     """Judge one FILE, report it and (``--fix``) write its copy; the exit code it earns.
 
     Its transcripts are judged one at a time, as the file is read; their reports, and their parts of the
-    copy, wait in temporary files until the whole file is judged (a file found unreadable part way gets
-    its one line, and no copy).
+    copy, wait until the whole file is judged (``_spooled``: in memory, then in a temporary file), so a
+    file found unreadable part way gets its one line, and no copy.
     """
     shown = "<stdin>" if name == "-" else name
     fixing = args.fix is not None
@@ -1137,8 +1137,8 @@ def _check_one(
         worst = 0
         try:
             with _opened(name, limit=args.max_size) as rewound:
-                entries = surveyed(shown, rewound(), limit=args.max_size, streamed=True)
                 limit = args.max_size
+                entries = surveyed(shown, rewound(), limit=limit, streamed=True)
                 for entry, judged in judge_streamed(
                     shown, rewound(), entries, limit=limit, lane=lane, dialect=dialect, copy=items
                 ):
@@ -1175,7 +1175,7 @@ def _check_one(
     return worst
 
 
-SPOOLED_IN_MEMORY: Final = 1 << 20
+SPOOLED_IN_MEMORY: Final = 1 << 18
 """How many bytes of a report or a copy ``check`` keeps in memory before it moves them to a temporary file."""
 
 

@@ -893,8 +893,8 @@ def test_the_views_verdict_is_its_own_when_the_law_changes_it_only_late_or_never
 
 @pytest.mark.parametrize(
     "second",
-    [[USER, SAID, USER], [USER], [[USER], [SAID]], {"messages": [USER, SAID]}],
-    ids=["longer", "shorter", "two lines", "a body"],
+    [[USER, SAID, USER], [USER], [[USER], [SAID]], [[USER, SAID], [USER]], {"messages": [USER, SAID]}],
+    ids=["longer", "shorter", "two lines", "a line more", "a body"],
 )
 def test_a_file_changed_between_its_two_readings_is_refused(second: object) -> None:
     """Text that differs at the second reading (more or fewer items, more values, another shape) is unreadable."""
