@@ -21,18 +21,19 @@ each list right inside a top-level object are read member by member, so the text
 whole beside the values read from it, and a string of up to 32 characters read again soon after (a
 role, a type, a call's id in its result) is the same object.
 
-A transcript is never held whole either, nor is its report (written a finding at a time). A file is
-read twice, the two readings side by side a transcript at a time (``surveyed`` one value ahead, then
+A transcript is never held whole either, nor is its report (written a finding at a time). A file is read
+twice, the two readings side by side a transcript at a time (``surveyed`` one value ahead, then
 ``judge_streamed``; stdin is first kept in a temporary file): the first reading keeps a body without its
 transcript and learns, from the transcript's items one at a time, its lane (``lanes.LaneClues``), its
-length and whether it holds a message; the second feeds the transcript to the provider rules
-(``LaneAdapter.validate_stream``) and the law (``_law_stream.LawStream``) in segments of about
-``SEGMENT`` items or ``SEGMENT_TEXT`` characters of text, whichever comes first, cut where an answer
-starts, and the view to the rules again (until the law first changes a segment, the view is the input,
-item for item, and its verdict the input's). What is held is a segment and what the streams carry (per
-call its ids, per turn its calls' names and kinds, never their content); the reports and the ``--fix``
-copy wait, in memory up to ``SPOOLED_IN_MEMORY`` bytes each and then in a temporary file, until every
-transcript of the file was judged: a file found unreadable part way gets its one line, and no copy.
+length and whether it holds a message; the second keeps none of the body's other fields and feeds the
+transcript to the provider rules (``LaneAdapter.validate_stream``) and the law
+(``_law_stream.LawStream``) in segments of about ``SEGMENT`` items or ``SEGMENT_TEXT`` characters of
+text, whichever comes first, cut where an answer starts, and the view to the rules again (until the law
+first changes a segment, the view is the input, item for item, and its verdict the input's). What is
+held is a segment and what the streams carry (per call its ids, per turn its calls' names and kinds,
+never their content); the reports and the ``--fix`` copy wait, in memory up to ``SPOOLED_IN_MEMORY``
+bytes each and then in a temporary file, until every transcript of the file was judged: a file found
+unreadable part way gets its one line, and no copy.
 
 A Responses body that continues server-held state (a non-empty ``previous_response_id`` or
 ``conversation``: ``compose.continues_server_state``) is judged as such: an output whose call is
@@ -144,8 +145,13 @@ Sink = Callable[[object], None]
 """Where the members of a list read as a stream go, one at a time, instead of into the list."""
 
 Sinks = Callable[[int, str | None], Sink | None]
-"""For the top-level value at an index, and the key of one of its lists (``None``: the value itself is the
-list), the sink its members go to; ``None``: the list is held."""
+"""For the top-level value at an index, and the key of one of its members (``None``: the value itself is the
+list), the sink a list's members go to; ``None``: the list is held. ``discard``: the member is read (and
+must be JSON) but not kept, a list of it an item at a time."""
+
+
+def discard(item: object) -> None:
+    """The sink of a member read and not kept: nothing is held of it."""
 
 
 class Listed:
@@ -292,12 +298,7 @@ class _Reader:
         """Append the next chunk of text (at least ``at_least`` bytes when there are); ``False`` at the end."""
         if self._eof:
             return False
-        if self._pos:
-            self._where(self._pos)
-            self._text = self._text[self._pos :]
-            self._offset += self._pos
-            self._counted -= self._pos
-            self._pos = 0
+        self._forget()
         data = self._read(min(max(at_least, _CHUNK), self._limit - self._bytes + 1))
         if self._bytes + len(data) > self._limit:
             raise ToolTurnInputError(_too_large(self._name, self._limit))
@@ -310,6 +311,15 @@ class _Reader:
         self._bytes += len(data)
         self._eof = not data
         return True
+
+    def _forget(self) -> None:
+        """Drop the text already decoded."""
+        if self._pos:
+            self._where(self._pos)
+            self._text = self._text[self._pos :]
+            self._offset += self._pos
+            self._counted -= self._pos
+            self._pos = 0
 
     def _where(self, index: int) -> tuple[int, int]:
         """The line and column of ``_text[index]`` (``index`` never behind an earlier call's)."""
@@ -410,7 +420,10 @@ class _Reader:
             if self._peek() != ":":
                 raise self._malformed("Expecting ':' delimiter", self._pos)
             self._pos += 1
-            members[str(key)] = self._value("[", self._sink(str(key)))
+            sink = self._sink(str(key))
+            value = self._value("[", sink)
+            if sink is not discard:
+                members[str(key)] = value
             if self._next_member("}"):
                 return members
 
@@ -434,6 +447,8 @@ class _Reader:
             if _GOES_ON.fullmatch(self._text, end) and self._more(len(self._text) - self._pos):
                 continue  # what is held may end inside a number ("1" of "1.5e3"): decode it again with more
             self._pos = end
+            if end > _CHUNK:
+                self._forget()  # a long value's text is not held beside the value while it is judged
             return value
 
 
@@ -714,7 +729,9 @@ class _Judging:
             self._sent = deepcopy(self._given)  # the view parts from the input here
         self._given.feed(segment, last=last)
         if self.copy is not None:
-            self.copy.writelines(_compact(item) + "\n" for item in view)
+            for item in view:  # the item's text, then its line's end: never a second copy of a long item's text
+                self.copy.write(_compact(item))
+                self.copy.write("\n")
             self.written += len(view)
         sent = self._sent
         if sent is None:
@@ -738,8 +755,10 @@ def judge(entry: Entry, *, lane: Lane | None, dialect: Dialect | None = None) ->
     return judging.finding(judging.taken)
 
 
-Judged = tuple[Finding, dict[str, object] | None, int]
-"""A transcript judged as it was read: what was found, its body with the transcript left empty, its view's items."""
+Judged = tuple[Finding, Mapping[str, object], int]
+"""A transcript judged as it was read: what was found, the body's fields the first reading read as a stream
+(lists another transcript may stand in, read whole the second time), and how many items of its view were
+written."""
 
 
 def judge_streamed(
@@ -755,8 +774,9 @@ def judge_streamed(
     """Judge each transcript of ``entries`` (``surveyed``'s, streamed) as ``read`` gives its text a second time.
 
     ``entries`` is taken one at a time, each as the second reading reaches it, so the two readings go side
-    by side and neither holds more than a transcript's body. Per transcript: what was found, the body as
-    read with its transcript left empty, and how many items of the view were written to ``copy``.
+    by side and only the first holds a body: the second keeps none of its other fields but the lists the
+    first read as a stream. Per transcript: what was found, those lists, and how many items of its view
+    were written to ``copy``.
     """
     changed = ToolTurnInputError(f"{name}: changed while it was read; check it again")
     reached: dict[int, Entry] = {}
@@ -767,7 +787,10 @@ def judge_streamed(
         entry = reached.get(index)
         if entry is None:
             raise changed
-        if entry.listed is None or key != entry.field:
+        if key != entry.field:
+            # a body's other fields are the first reading's, but for lists it read as a stream (not kept)
+            return None if key in _TRANSCRIPT_FIELDS else discard
+        if entry.listed is None:
             return None
         judging = judgings[index] = _Judging(
             entry, lane=lane, dialect=dialect, copy=copy, characters=lambda: reader.characters_read
@@ -783,16 +806,16 @@ def judge_streamed(
             reached.clear()
             if got is None:
                 raise changed
-            body = got[1] if isinstance(got[1], dict) else None
+            kept = {k: v for k, v in got[1].items() if k != entry.field} if isinstance(got[1], dict) else {}
             judging = judgings.pop(index, None)
             if judging is None:
                 if not isinstance(entry.messages, str):
                     raise changed
-                judged = (judge(entry, lane=lane, dialect=dialect), body, 0)  # a string ``input``: no tool turn
+                judged = (judge(entry, lane=lane, dialect=dialect), kept, 0)  # a string ``input``: no tool turn
             elif entry.listed is None or judging.taken != entry.listed.count:
                 raise changed
             else:
-                judged = (judging.finding(judging.taken), body, judging.written)
+                judged = (judging.finding(judging.taken), kept, judging.written)
         yield entry, judged
     if next(values, None) is not None:
         raise changed
@@ -812,11 +835,13 @@ def _named_in(entry: Entry) -> Iterator[None]:
 def write_repaired(entry: Entry, judged: Judged, lines: IO[str], out: IO[str]) -> None:
     """Write one transcript's part of the ``--fix`` copy: replaced by its view, in the container and format it came in.
 
-    ``lines``: its view's items, one compact JSON a line, as ``judge_streamed`` wrote them. Strict JSON,
-    written item by item and never built whole: JSONL one value a line; JSON with each item of the
-    top-level list, and of each list in a top-level body, on a line of its own.
+    ``lines``: its view's items, one compact JSON a line, as ``judge_streamed`` wrote them; the body's other
+    fields are the entry's (the first reading's), with the lists it read as a stream from the second.
+    Strict JSON, written item by item and never built whole: JSONL one value a line; JSON with each item
+    of the top-level list, and of each list in a top-level body, on a line of its own.
     """
-    _, body, written = judged
+    _, kept, written = judged
+    body = {**entry.body, **kept} if entry.body is not None and kept else entry.body
     view = (line.rstrip("\n") for line in itertools.islice(lines, written))
     jsonl = not entry.alone
     if body is None or entry.field is None:

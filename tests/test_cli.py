@@ -829,6 +829,77 @@ def test_memory_of_many_short_transcripts_stays_within_twice_the_file(tmp_path: 
         assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
 
 
+def _decoded_rss(path: Path) -> int:
+    """The peak resident memory, in bytes, of Python's own ``json.load`` of ``path``, beyond a bare interpreter's."""
+
+    def peak(*argv: str) -> int:
+        command = [sys.executable, "-c", _PEAK, sys.executable, "-c", *argv]
+        code, peak = map(int, subprocess.run(command, capture_output=True, text=True, check=True).stdout.split())
+        assert code == 0
+        return peak * (1 if sys.platform == "darwin" else 1024)
+
+    return peak("import json, sys; json.load(open(sys.argv[1], encoding='utf-8'))", str(path)) - peak("pass")
+
+
+def test_a_bodys_other_fields_are_held_once(tmp_path: Path) -> None:
+    """A body with an 8 MB ``tools`` list: ``check`` and ``--fix`` hold it once, in less than ``json.load`` takes."""
+    tools = [
+        {"name": f"tool_{n}", "description": f"reads file {n}", "input_schema": {"type": "object", "required": ["p"]}}
+        for n in range(80_000)
+    ]
+    body = {"model": "m", "tools": tools, "messages": build("anthropic.messages", [U("go"), A(c("k1", "read"))])}
+    source = write(tmp_path, "body.json", body)
+    decoded = _decoded_rss(source)
+    baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
+    for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
+        grown = _peak_rss("check", str(source), *extra, exit_code=1) - baseline
+        assert grown < decoded, f"check {extra}: grew by {grown / decoded:.2f}x what json.load takes"
+    assert json.loads((tmp_path / "fixed.json").read_text(encoding="utf-8"))["tools"] == tools
+
+
+def test_a_long_item_is_written_to_the_copy_without_a_second_copy_of_its_text(tmp_path: Path) -> None:
+    """One call with 8 MB of nested input: ``--fix`` grows no more than ``check`` (within a tenth) does."""
+    rows = [{"id": n, "name": f"n{n}", "tags": ["a", "b"], "v": n / 2} for n in range(120_000)]
+    messages = build("anthropic.messages", [U("go"), A(c("k1", "read")), R("k1", "ok")])
+    call = messages[1]
+    assert isinstance(call, dict)
+    messages[1] = {**call, "content": [{**call["content"][0], "input": {"rows": rows}}]}
+    source = write(tmp_path, "session.json", messages)
+    baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
+    checked = _peak_rss("check", str(source)) - baseline
+    fixed = _peak_rss("check", str(source), "--fix", str(tmp_path / "fixed.json")) - baseline
+    assert fixed <= 1.1 * checked, f"--fix grew by {fixed / checked:.2f}x what check grew by"
+    assert json.loads((tmp_path / "fixed.json").read_text(encoding="utf-8")) == messages
+
+
+@pytest.mark.parametrize("jsonl", [False, True], ids=["json", "jsonl"])
+def test_fix_keeps_every_field_of_a_body_beside_its_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *, jsonl: bool
+) -> None:
+    """A body's other fields (another transcript field's list among them) reach the ``--fix`` copy as they were."""
+    messages = build("anthropic.messages", [U("go"), A(c("k1", "read")), U("well?")])
+    body = {
+        "model": "m",
+        "contents": [{"role": "user", "parts": [{"text": "x"}]}],
+        "messages": messages,
+        "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+        "system": [{"type": "text", "text": "be brief"}],
+        "metadata": {"user_id": "u", "tags": [1, 2.5, None, True]},
+    }
+    name = "bodies.jsonl" if jsonl else "body.json"
+    source = tmp_path / name
+    source.write_text("\n".join([json.dumps(body)] * (2 if jsonl else 1)) + "\n", encoding="utf-8")
+    code, _, _ = run(capsys, str(source), "--fix", str(tmp_path / "fixed"))
+    assert code == 1
+    text = (tmp_path / "fixed").read_text(encoding="utf-8")
+    copies = [json.loads(line) for line in text.splitlines()] if jsonl else [json.loads(text)]
+    for copy in copies:
+        assert list(copy) == list(body)
+        assert {k: v for k, v in copy.items() if k != "messages"} == {k: v for k, v in body.items() if k != "messages"}
+        view = ensure_tool_turn_invariants(messages, lane="anthropic.messages")
+        assert copy["messages"] == list(view.messages)
+
+
 def _checked_and_fixed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], lane: Lane, messages: list[object]
 ) -> tuple[int, dict[str, Any], object]:
