@@ -323,11 +323,11 @@ class _Reader:
 
     def _where(self, index: int) -> tuple[int, int]:
         """The line and column of ``_text[index]`` (``index`` never behind an earlier call's)."""
-        counted = self._text[self._counted : index]
-        newlines = counted.count("\n")
+        text, counted = self._text, self._counted
+        newlines = text.count("\n", counted, index)  # counted in place: never a copy of a long value's text
         if newlines:
             self._counted_line += newlines
-            self._line_start = self._offset + self._counted + counted.rfind("\n") + 1
+            self._line_start = self._offset + text.rfind("\n", counted, index) + 1
         self._counted = index
         return self._counted_line, self._offset + index - self._line_start + 1
 
@@ -1204,11 +1204,21 @@ SPOOLED_IN_MEMORY: Final = 1 << 18
 """How many bytes of a report or a copy ``check`` keeps in memory before it moves them to a temporary file."""
 
 
+class _Spool(tempfile.SpooledTemporaryFile[str]):
+    """Text kept in memory up to ``SPOOLED_IN_MEMORY`` bytes, then in a temporary file; gone once closed.
+
+    A text longer than that is written straight to the file (moved there first), never copied in memory.
+    """
+
+    def write(self, s: str) -> int:
+        if len(s) > SPOOLED_IN_MEMORY:
+            self.rollover()
+        return super().write(s)
+
+
 def _spooled() -> tempfile.SpooledTemporaryFile[str]:
-    """Text kept in memory up to ``SPOOLED_IN_MEMORY`` bytes, then in a temporary file; gone once closed."""
-    return tempfile.SpooledTemporaryFile(
-        SPOOLED_IN_MEMORY, "w+", encoding="utf-8", errors="surrogatepass", newline="\n"
-    )
+    """A new ``_Spool``."""
+    return _Spool(SPOOLED_IN_MEMORY, "w+", encoding="utf-8", errors="surrogatepass", newline="\n")
 
 
 def _fixed_part(entry: Entry, judged: Judged, items: IO[str], fixed: IO[str], *, target: str) -> None:

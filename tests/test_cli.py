@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import otel_toolturn
-from bench import check_fuzz
+from bench import check_fuzz, check_memory
+from bench.check_memory import BODY_FIELDS
 from bench.law import session
 from otel_toolturn import Lane, ToolTurnInputError, cli, ensure_tool_turn_invariants, validate
 from otel_toolturn._law_stream import LawStream
@@ -644,38 +646,6 @@ def test_a_lone_surrogate_is_reported_and_written_escaped(tmp_path: Path, capsys
     assert fixed[0]["content"] == "\ud800"
 
 
-def _agent_session(
-    path: Path, *, size: int, lines: tuple[int, int] = (40, 40), lane: Lane = "anthropic.messages"
-) -> None:
-    """An agent's transcript of about ``size`` bytes in ``lane``: a question, a text and a call, its result.
-
-    Each result is ``lines[0]`` up to ``lines[0] + lines[1]`` lines of 75 characters (3-6 KB unless told).
-    Written as the lane's request body holds it (Anthropic and Chat: the bare list).
-    """
-    line = "def handler(request):  # reads the request, answers with the stored value\n"
-    events: list[Event] = []
-    written = 0
-    number = 0
-    while written < size:
-        number += 1
-        turn: list[Event] = [
-            U(f"Step {number}: look at the next module and say what it does."),
-            A(t("Reading it."), c(f"toolu_{number}", "read", json.dumps({"path": f"m{number}.py"}))),
-            R(f"toolu_{number}", line * (lines[0] + number % lines[1])),
-        ]
-        events.extend(turn)
-        written += len(json.dumps(build(lane, turn)))
-    messages = build(lane, events)
-    body: object = {"modelId": "m", "messages": messages} if lane == "bedrock.converse" else messages
-    if lane in BODY_FIELDS:
-        body = {BODY_FIELDS[lane]: messages}
-    path.write_text(json.dumps(body), encoding="utf-8")
-
-
-BODY_FIELDS: dict[Lane, str] = {"openai.responses": "input", "gemini.generate_content": "contents"}
-"""The request body field a lane's transcript is read from when it is not a bare list."""
-
-
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
@@ -787,7 +757,7 @@ MEMORY_CASES = [(lane, lines) for lines in ((40, 40), (20, 7)) for lane in get_a
 def test_memory_stays_within_twice_the_file(tmp_path: Path, lane: Lane, lines: tuple[int, int]) -> None:
     """On a 24 MB agent transcript, ``check`` and ``check --fix`` grow by at most twice the file's size."""
     source = tmp_path / "session.json"
-    _agent_session(source, size=24_000_000, lines=lines, lane=lane)
+    check_memory.agent_session(source, 24_000_000, lines=lines, lane=lane)
     baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
     size = source.stat().st_size
     for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
@@ -829,16 +799,12 @@ def test_memory_of_many_short_transcripts_stays_within_twice_the_file(tmp_path: 
         assert grown <= 2 * size, f"check {extra}: grew by {grown / size:.2f}x the file's size"
 
 
-def _decoded_rss(path: Path) -> int:
-    """The peak resident memory, in bytes, of Python's own ``json.load`` of ``path``, beyond a bare interpreter's."""
-
-    def peak(*argv: str) -> int:
-        command = [sys.executable, "-c", _PEAK, sys.executable, "-c", *argv]
-        code, peak = map(int, subprocess.run(command, capture_output=True, text=True, check=True).stdout.split())
-        assert code == 0
-        return peak * (1 if sys.platform == "darwin" else 1024)
-
-    return peak("import json, sys; json.load(open(sys.argv[1], encoding='utf-8'))", str(path)) - peak("pass")
+def _decoded_rss(path: Path, small: Path) -> int:
+    """The peak resident memory, in bytes, of Python's own ``json.load`` of ``path``, beyond its peak on ``small``."""
+    return (
+        check_memory.peak_rss(*check_memory.JSON_LOAD, str(path)).rss
+        - check_memory.peak_rss(*check_memory.JSON_LOAD, str(small)).rss
+    )
 
 
 def test_a_bodys_other_fields_are_held_once(tmp_path: Path) -> None:
@@ -849,8 +815,9 @@ def test_a_bodys_other_fields_are_held_once(tmp_path: Path) -> None:
     ]
     body = {"model": "m", "tools": tools, "messages": build("anthropic.messages", [U("go"), A(c("k1", "read"))])}
     source = write(tmp_path, "body.json", body)
-    decoded = _decoded_rss(source)
-    baseline = _peak_rss("check", str(write(tmp_path, "small.json", [USER, SAID])))
+    small = write(tmp_path, "small.json", [USER, SAID])
+    decoded = _decoded_rss(source, small)
+    baseline = _peak_rss("check", str(small))
     for extra in ([], ["--fix", str(tmp_path / "fixed.json")]):
         grown = _peak_rss("check", str(source), *extra, exit_code=1) - baseline
         assert grown < decoded, f"check {extra}: grew by {grown / decoded:.2f}x what json.load takes"
@@ -990,20 +957,11 @@ def test_a_file_changed_between_its_two_readings_is_refused(second: object) -> N
         )
 
 
-_PEAK = """\
-import resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
-print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
 def _peak_rss(*argv: str, exit_code: int = 0) -> int:
     """The peak resident memory, in bytes, of one ``otel-toolturn`` run, which must exit with ``exit_code``."""
-    command = [sys.executable, "-c", _PEAK, sys.executable, "-m", "otel_toolturn.cli", *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT, timeout=600)
-    code, peak = map(int, done.stdout.split())
-    assert code == exit_code, done.stderr
-    return peak * (1 if sys.platform == "darwin" else 1024)
+    run = check_memory.peak_rss(sys.executable, "-m", "otel_toolturn.cli", *argv)
+    assert run.code == exit_code, run.stderr
+    return run.rss
 
 
 def test_usage_errors_are_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1084,18 +1042,18 @@ def test_a_small_file_is_judged_with_nothing_on_disk_and_every_spool_closed(
     """The report (and ``--fix``'s copy) of a small file wait in memory, never in a file; each spool is closed."""
     on_disk: list[object] = []
     spools: list[tempfile.SpooledTemporaryFile[str]] = []
-    real_file, real_spool = tempfile.TemporaryFile, tempfile.SpooledTemporaryFile
+    real_file, real_spool = tempfile.TemporaryFile, cli._spooled
 
     def file(*args: object, **kwargs: object) -> object:
         on_disk.append(real_file(*args, **kwargs))  # type: ignore[call-overload]
         return on_disk[-1]
 
-    def spool(*args: object, **kwargs: object) -> tempfile.SpooledTemporaryFile[str]:
-        spools.append(real_spool(*args, **kwargs))  # type: ignore[call-overload]
+    def spool() -> tempfile.SpooledTemporaryFile[str]:
+        spools.append(real_spool())
         return spools[-1]
 
     monkeypatch.setattr(tempfile, "TemporaryFile", file)
-    monkeypatch.setattr(tempfile, "SpooledTemporaryFile", spool)
+    monkeypatch.setattr(cli, "_spooled", spool)
     source = write(tmp_path, "broken.json", build("anthropic.messages", [U("go"), A(c("k1", "read")), U("well?")]))
     code, _, _ = run(capsys, str(source), *(["--fix", str(tmp_path / "fixed.json")] if fix else []))
     assert code == 1
@@ -1127,6 +1085,45 @@ def test_a_report_and_copy_past_the_memory_spool_move_to_disk_unchanged(
     assert in_memory[0] == 1
     assert len(on_disk) == (3 if "--fix" in extra else 1)
     assert all(spooled.closed for spooled in on_disk)
+
+
+def test_a_text_longer_than_the_memory_spool_goes_straight_to_its_file() -> None:
+    """A 4 MB write to a spool holding a little is never copied in memory: it costs less than one more copy of it."""
+    text = "x" * 4_000_000
+    with cli._spooled() as spool:
+        spool.write("[")
+        tracemalloc.start()
+        try:
+            spool.write(text)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        spool.seek(0)
+        assert spool.read() == "[" + text
+    assert peak < 1.5 * len(text)
+
+
+def test_a_long_value_is_read_in_about_what_json_loads_takes() -> None:
+    """Reading one 4 MB message takes at most a twentieth more than ``json.loads`` (its text never copied again)."""
+    rows = [{"id": n, "name": f"n{n}", "tags": ["a", "b"], "v": n / 2} for n in range(60_000)]
+    messages = build("anthropic.messages", [U("go"), A(c("k1", "read")), R("k1", "ok")])
+    call = messages[1]
+    assert isinstance(call, dict)
+    messages[1] = {**call, "content": [{**call["content"][0], "input": {"rows": rows}}]}
+    data = json.dumps(messages).encode()
+    del rows, messages, call
+
+    def peak(read: Callable[[], object]) -> int:
+        tracemalloc.start()
+        try:
+            read()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    loaded = peak(lambda: json.loads(io.BytesIO(data).read().decode()))
+    surveyed = peak(lambda: list(cli.surveyed("s.json", io.BytesIO(data).read, streamed=True)))
+    assert surveyed <= 1.05 * loaded, f"read in {surveyed / loaded:.3f}x what json.loads takes"
 
 
 class _Writes(io.StringIO):
