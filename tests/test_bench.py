@@ -33,11 +33,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import _fuzz_make, check_fuzz, fuzz, gateway, law, lockstep, overhead, own, stability
+from bench import _fuzz_make, check_fuzz, check_memory, fuzz, gateway, law, lockstep, overhead, own, stability
 from bench._move_up import move_up
 from bench._session import session, session_round
 from bench.floor import SpanOnly
 from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
+from otel_toolturn.cli import main as cli
 from otel_toolturn.instrument._digests import DigestCache
 from otel_toolturn.lanes.openai_responses import CALL_TYPES
 from tests.transcripts import build
@@ -623,6 +624,19 @@ def test_a_sample_of_the_check_soak_gets_every_long_files_whole_list_findings() 
     failed = {lane: sum(tally[name] for name in check_fuzz.FAILURES) for lane, tally in counts.items()}
     assert failed == dict.fromkeys(law.LANES, 0), counts
     assert all(tally["judged"] + tally["refused"] == 3 for tally in counts.values())
+
+
+def test_every_shape_the_check_memory_bench_measures_is_near_its_size_and_judged_as_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file ``bench.check_memory`` writes is about the size asked, and ``check`` judges it as its name says."""
+    broken = ("every call interrupted", "every call reusing one id", "a body whose tools list")
+    for name, write, is_json in check_memory.shapes(every_lane=True):
+        path = tmp_path / ("shape.json" if is_json else "shape.jsonl")
+        write(path, 200_000)
+        assert 100_000 <= path.stat().st_size <= 320_000, name
+        assert cli(["check", str(path)]) == (1 if name.startswith(broken) else 0), name
+    assert "verdict" in capsys.readouterr().out
 
 
 def test_a_fuzz_sample_sent_through_each_sdk_loses_nothing_on_the_wire() -> None:
