@@ -570,30 +570,38 @@ def test_a_session_answered_over_a_close_keeps_its_prefix_when_the_real_result_l
 
 _SCRIPT = """
 import json, sys
-from otel_toolturn import ensure_tool_turn_invariants
-from tests.transcripts import A, R, Rx, U, build, c, t
+from otel_toolturn import LANES, ensure_tool_turn_invariants, validate
+from tests.transcripts import A, R, Rx, U, build, c, ollama, t
 events = [R("c9"), U("q"), A(t("a"), c("c1"), c("c2"), c("c3"), c("c1"), t("b")), R("c3"), U("wait"),
-          R("c2", "x"), R("c2", "y"), Rx("c1"), A(c("c3")), U("more")]
+          R("c2", "x"), R("c2", "y"), Rx("c1"), A(c("c3")), U("more"),
+          A(*(c(f"k{n}", f"tool_{n}") for n in range(8))), U("stop")]
 out = {}
-for lane in ("anthropic.messages", "openai.chat_completions", "openai.responses", "gemini.generate_content"):
-    view = ensure_tool_turn_invariants(build(lane, events), lane=lane)
-    out[lane] = [view.messages, [[r.form, list(r.tool_call_ids), r.before_run] for r in view.repairs]]
+for lane in LANES:
+    given = build(lane, events)
+    view = ensure_tool_turn_invariants(given, lane=lane)
+    out[lane] = [view.messages, [[r.form, list(r.tool_call_ids), r.before_run] for r in view.repairs],
+                 [[v.rule, v.message] for v in validate(given, lane=lane)]]
+given = ollama(events)
+view = ensure_tool_turn_invariants(given, lane="openai.chat_completions", dialect="ollama")
+out["ollama"] = [view.messages, [[r.form, list(r.tool_call_ids)] for r in view.repairs],
+                 [[v.rule, v.message] for v in validate(given, lane="openai.chat_completions", dialect="ollama")]]
 sys.stdout.write(json.dumps(out))
 """
 
 
 def test_output_is_identical_across_processes_and_hash_seeds() -> None:
-    """The same input gives the same bytes in two processes with different PYTHONHASHSEED values."""
+    """The same input gives the same view, repairs and violations in processes with different PYTHONHASHSEED values."""
     root = Path(__file__).resolve().parents[1]
     outputs = []
-    for seed in ("1", "4242"):
+    for seed in ("1", "4242", "7", "99"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
         done = subprocess.run(
             [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, env=env, cwd=root, check=True
         )
         outputs.append(done.stdout)
-    assert outputs[0] == outputs[1]
+    assert outputs[1:] == outputs[:-1]
     assert json.loads(outputs[0])["anthropic.messages"][1]
+    assert "calls k0, k1, k2, k3, k4, k5, k6, k7 with" in json.dumps(json.loads(outputs[0])["ollama"][2])
 
 
 @pytest.mark.parametrize("lane", LANES)

@@ -56,7 +56,7 @@ class Matcher:
     made choices (each already answered) only when a response reaches one of them again.
     """
 
-    __slots__ = ("answered_as", "by_id", "by_name", "keys", "pending")
+    __slots__ = ("answered_as", "by_id", "by_name", "pending", "renamed")
 
     def __init__(self) -> None:
         self.by_id: dict[str, list[_Choice] | Run | _Answered] = {}
@@ -66,8 +66,10 @@ class Matcher:
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
         first (a ``Run``: that run, answered in full; its calls of that name). A call whose key a later run
         uses again is no longer reachable by name."""
-        self.keys: set[str] = set()
-        """Every key a run used: a key not in it is no key of a call reachable by name."""
+        self.renamed: set[str] = set()
+        """The keys a run used that are no call's id (``id#2``, ``name#1``): with the ids ``by_id`` holds (each
+        the key of its first call), every key a run used; a key no run used is no key of a call reachable by
+        name (``_used``)."""
         self.answered_as: dict[str | None, _Answered] = {}
         """The ``_Answered`` of each name, shared by the calls of that name ``by_id`` holds so."""
         self.pending: list[Run] = []
@@ -109,21 +111,25 @@ class Matcher:
 
     def _settle(self) -> None:
         """Take the pending runs into ``by_id`` and ``by_name``, in order, as ``turn`` takes a run."""
-        by_id, by_name, keys = self.by_id, self.by_name, self.keys
+        by_id, by_name = self.by_id, self.by_name
         for run in self.pending:
-            if not keys.isdisjoint(run):
+            if self._used(run):
                 self._unreach(run, run.values())
-            keys.update(run)
             for call_id, name in run.items():
                 by_id[call_id] = run
                 if name is not None:
                     by_name[name] = run
         self.pending.clear()
 
+    def _used(self, keys: Iterable[str]) -> bool:
+        """Whether an earlier run used one of ``keys``: a call id ``by_id`` holds, or one of ``renamed``."""
+        by_id, renamed = self.by_id, self.renamed
+        return any(key in by_id or key in renamed for key in keys)
+
     def _unreach(self, used: Iterable[str], names: Iterable[str | None]) -> None:
         """No call of a name outside ``names`` is reachable by name under a key of ``used`` any more (a run uses it).
 
-        Called when a key of ``used`` is in ``keys`` (none is: nothing to do).
+        Called when an earlier run used a key of ``used`` (``_used``; none did: nothing to do).
         """
         used, names = set(used), set(names)
         for name in [name for name in self.by_name if name not in names]:
@@ -161,6 +167,7 @@ class Matcher:
         if self.pending:
             self._settle()
         keys: list[str] = []
+        renamed: list[str] = []  # the keys that are no call's id
         by_id: dict[str, list[_Choice]] = {}
         unnamed: dict[str, list[_Choice]] = {}  # name -> its calls without an id, in order
         named: dict[str, list[_Choice]] = {}  # name -> its calls with an id, in order
@@ -174,6 +181,7 @@ class Matcher:
                     continue
                 if of_id:  # ... unless it is signed: then it is its own call, never dropped
                     key = f"{call_id}#{len(of_id) + 1}"
+                    renamed.append(key)
                 choice = _Choice(key, name, call_id)
                 of_id.append(choice)
                 if name is not None:
@@ -181,6 +189,7 @@ class Matcher:
             elif name is not None:
                 of_name = unnamed.setdefault(name, [])
                 key = f"{name}#{len(of_name) + 1}"
+                renamed.append(key)
                 of_name.append(_Choice(key, name, None))
             else:
                 raise ToolTurnInputError(
@@ -188,10 +197,11 @@ class Matcher:
                     position=position,
                 )
             keys.append(key)
+        used = self._used(keys)
         self.by_id.update(by_id)
-        if not self.keys.isdisjoint(keys):
+        if used:
             self._unreach(keys, [*unnamed, *named])
-        self.keys.update(keys)
+        self.renamed.update(renamed)
         for name, of_name in unnamed.items():
             self.by_name[name] = of_name + named.pop(name, [])
         self.by_name.update(named)

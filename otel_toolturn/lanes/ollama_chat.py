@@ -220,7 +220,7 @@ class OllamaValidation:
             if role == "assistant" and field(message, "tool_calls") is not None:
                 found = _calls(message, position)
                 keys = matcher.turn(position, found)
-                pending = Counter(set(keys))
+                pending = Counter(dict.fromkeys(keys, 1))  # each key once, in call order
                 violations.extend(
                     Violation(
                         position=position,
