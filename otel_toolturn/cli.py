@@ -1215,6 +1215,10 @@ class _Spool(tempfile.SpooledTemporaryFile[str]):
             self.rollover()
         return super().write(s)
 
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
 
 def _spooled() -> tempfile.SpooledTemporaryFile[str]:
     """A new ``_Spool``."""
