@@ -30,13 +30,15 @@ The table (``TARGETS``) patches resource methods; the helpers route through them
   retry) to ``httpx2``'s ``Client.send`` / ``AsyncClient.send`` itself. Its calls are decided in the
   ``mistral`` dialect of the Chat lane; its streams' events carry the chunk in ``data``
   (``ResultTypes.read``).
-- cohere: ``V2Client.chat`` and ``chat_stream`` and their ``AsyncV2Client`` twins (``ClientV2`` and
-  ``AsyncClientV2`` inherit them; ``Client.v2`` is one), Fern-generated: a Chat-shaped ``messages`` list
-  (typed messages or dicts) read by the Chat lane, answered in Cohere's own format (read as
-  ``_config.REPLY_FORMAT_OF`` says). ``chat`` returns the response; ``chat_stream`` is a generator
-  (sync: ``steps``; async: an async generator, ``steps`` with ``is_async``) whose first step sends. The
-  SDK hands each HTTP request (each retry) to httpx's ``Client.send`` / ``AsyncClient.send``.
-  ``with_raw_response`` (``RawV2Client``) is not patched.
+- cohere: ``RawV2Client.chat`` and ``chat_stream`` and their ``AsyncRawV2Client`` twins, Fern-generated:
+  every v2 chat goes through them (``V2Client.chat`` and ``chat_stream``, which ``ClientV2``,
+  ``AsyncClientV2`` and ``Client.v2`` inherit and bind when made, call them; ``with_raw_response`` is
+  them), so a client made before ``instrument`` is decided too. A Chat-shaped ``messages`` list (typed
+  messages or dicts) read by the Chat lane, answered in Cohere's own format (read as
+  ``_config.REPLY_FORMAT_OF`` says). ``chat`` returns the SDK's ``HttpResponse`` (its ``data`` the
+  response); ``chat_stream`` returns a manager (``stream_manager``) whose entry sends and gives an
+  ``HttpResponse`` whose ``data`` is the events' generator. The SDK hands each HTTP request (each
+  retry) to httpx's ``Client.send`` / ``AsyncClient.send``.
 - azure-ai-inference: ``ChatCompletionsClient.complete`` of ``azure.ai.inference`` and of
   ``azure.ai.inference.aio`` (plain, ``stream=True``: the SDK's ``StreamingChatCompletions`` /
   ``AsyncStreamingChatCompletions``; its responses and updates are its model objects, read as the wire's JSON
@@ -106,16 +108,24 @@ from otel_toolturn._vocab import Lane
 from otel_toolturn.instrument._botocore import api_call_wrapper
 from otel_toolturn.instrument._config import Provider, ProviderName, dialect_of, provider_by_host
 from otel_toolturn.instrument._pending import PENDING, PendingCall, request_gate
-from otel_toolturn.instrument._proxies import ResultTypes, StreamManagerProxy, watch, watch_async_steps, watch_steps
+from otel_toolturn.instrument._proxies import (
+    ResultTypes,
+    StreamManagerProxy,
+    swap_http_data,
+    swap_raw_stream,
+    watch,
+    watch_async_steps,
+    watch_steps,
+)
 from otel_toolturn.instrument._request import Materialised, decide_request, law_reads, materialise, payload_reads
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.instrument._withhold import current_scope
 
 Kind = Literal["call", "steps", "call_or_steps", "stream_manager", "sdk_span", "send", "api_call", "gate"]
 """``call``: returns the response (or a stream, or a raw response). ``steps``: returns a generator
-(``is_async``: an async generator) whose first step sends the request. ``call_or_steps``: a ``call``, or
-with ``stream=True`` a ``steps`` (async: a coroutine that, awaited, sends nothing and returns the async
-generator). ``stream_manager``: returns a manager. ``sdk_span``: a module function of the SDK that starts its
+whose first step sends the request. ``call_or_steps``: a ``call``, or with ``stream=True`` a ``steps``
+(async: a coroutine that, awaited, sends nothing and returns an async generator whose first step sends).
+``stream_manager``: returns a manager whose entry sends. ``sdk_span``: a module function of the SDK that starts its
 own call span (``owner`` empty).
 ``send``: where the SDK hands one HTTP request to its HTTP client (``lane``: unused). ``api_call``:
 botocore's ``_make_api_call``, every operation of every client; only the lane's operations are
@@ -314,24 +324,12 @@ TARGETS: Final[tuple[Target, ...]] = (
     ),
     *_huggingface("huggingface_hub.inference._client", "InferenceClient", is_async=False),
     *_huggingface("huggingface_hub.inference._generated._async_client", "AsyncInferenceClient", is_async=True),
-    *_targets("cohere", "cohere.v2.client", ("V2Client", "AsyncV2Client"), _CHAT, {"chat": "call"}),
-    Target(
-        provider="cohere",
-        module="cohere.v2.client",
-        owner="V2Client",
-        method="chat_stream",
-        lane=_CHAT,
-        kind="steps",
-        is_async=False,
-    ),
-    Target(
-        provider="cohere",
-        module="cohere.v2.client",
-        owner="AsyncV2Client",
-        method="chat_stream",
-        lane=_CHAT,
-        kind="steps",
-        is_async=True,
+    *_targets(
+        "cohere",
+        "cohere.v2.raw_client",
+        ("RawV2Client", "AsyncRawV2Client"),
+        _CHAT,
+        {"chat": "call", "chat_stream": "stream_manager"},
     ),
     *(
         Target(
@@ -432,7 +430,9 @@ _OWN_HTTP_CHAT: Final[frozenset[Provider]] = frozenset({"groq", "together", "fir
 
 def result_types(provider: Provider) -> ResultTypes:
     """The classes ``provider``'s SDK returns for streams and raw responses (cohere, ollama: none; generators)."""
-    if provider in {"cohere", "ollama"}:
+    if provider == "cohere":
+        return ResultTypes(streams=(), async_streams=(), raw=(), read_response=_http_data, entered=swap_http_data)
+    if provider == "ollama":
         return ResultTypes(streams=(), async_streams=(), raw=())
     if provider == "google_genai":
         return ResultTypes(streams=(), async_streams=(types.AsyncGeneratorType,), raw=())
@@ -468,7 +468,13 @@ def result_types(provider: Provider) -> ResultTypes:
         streams=(sdk.Stream,),
         async_streams=(sdk.AsyncStream,),
         raw=(response.APIResponse, response.AsyncAPIResponse),
+        entered=swap_raw_stream if provider == "anthropic" else None,
     )
+
+
+def _http_data(response: object) -> object:
+    """What a cohere raw client's ``HttpResponse`` / ``AsyncHttpResponse`` holds: the SDK's response (``data``)."""
+    return getattr(response, "data", response)
 
 
 def _event_data(event: object) -> object:
@@ -525,7 +531,7 @@ def _server(target: Target, instance: object) -> tuple[str | None, int | None]:
         url = model if isinstance(model, str) and model.startswith(("http://", "https://")) else _HF_ROUTER
         return server_of(url)
     api_client = getattr(instance, "_api_client", None)
-    wrapper = getattr(getattr(instance, "_raw_client", None), "_client_wrapper", None)
+    wrapper = getattr(instance, "_client_wrapper", None)  # cohere's raw clients (Fern)
     configuration = getattr(instance, "sdk_configuration", None)  # mistralai (Speakeasy)
     if target.provider == "azure_ai_inference":
         base_url = getattr(getattr(instance, "_config", None), "endpoint", None)
@@ -633,7 +639,9 @@ def _watched(telemetry: Telemetry, target: Target, call: PendingCall, result: ob
     """Hand back ``result`` watched; a call never sent (a middleware's answer) or any failure: the result itself."""
     if target.kind == "stream_manager":
         try:
-            return StreamManagerProxy(result, call)
+            entered = STATE.result_types(target.sdk).entered
+            assert entered is not None  # noqa: S101 - every provider with a manager has it
+            return StreamManagerProxy(result, call, entered)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             telemetry.error("response", exc)
             return result
@@ -731,17 +739,15 @@ def _sync_wrapper(target: Target) -> Callable[..., object]:
 
 
 def _steps_wrapper(target: Target) -> Callable[..., object]:
-    watch = watch_async_steps if target.is_async else watch_steps
-
     def wrapper(wrapped: Callable[..., Any], instance: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
-        """The SDK's generator (``is_async``: async generator), decided now and watched: its first step sends."""
+        """The SDK's generator, decided now and watched: its first step sends."""
         telemetry = STATE.telemetry
         if telemetry is None or _INSIDE.get():
             return wrapped(*args, **kwargs)
         call, sent = _decided(telemetry, target, instance, kwargs)
         if call is None:
             return wrapped(*args, **sent)
-        return watch(wrapped(*args, **sent), call)
+        return watch_steps(wrapped(*args, **sent), call)
 
     return wrapper
 

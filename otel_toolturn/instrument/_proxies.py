@@ -23,11 +23,11 @@ collection, and a read cancelled or interrupted (a ``BaseException`` that is not
 - ``watch_steps``: a generator of the SDK whose first step sends the request (google-genai's
   sync stream); that step runs with the call pending, so it is recorded when it sends; a
   generator never started records nothing. The caller reads the SDK's own chunks.
-- ``watch_async_steps``: an SDK async generator whose first step sends (cohere's ``AsyncV2Client.chat_stream``),
-  watched the same way.
-- ``StreamManagerProxy``: Anthropic's ``messages.stream()`` managers; the call is sent on entry,
-  and recorded then (``_pending``); the SDK's own ``MessageStream`` is returned, reading its
-  events through a ``StreamProxy``.
+- ``watch_async_steps``: an SDK async generator whose first step sends (google-genai's async stream once
+  awaited, ollama's), watched the same way.
+- ``StreamManagerProxy``: managers whose entry sends the call, Anthropic's ``messages.stream()`` and
+  cohere's raw ``chat_stream``; the call is recorded then (``_pending``); the SDK's own ``MessageStream``
+  (cohere: its ``HttpResponse``) is returned, reading its events through a ``StreamProxy``.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class ResultTypes:
     """What the observer reads of each streamed event, when the lane's chunk rides inside the SDK's event."""
     read_response: Callable[[object], object] | None = None
     """What the check reads of a whole response, when the SDK's object reads otherwise than the wire's JSON."""
+    entered: Callable[[object, CallRecord], None] | None = None
+    """How what a stream manager's entry gives is made to read its events through a proxy (``StreamManagerProxy``)."""
 
 
 def _finish_unless_streaming(record: CallRecord, streaming: list[bool]) -> None:
@@ -406,23 +408,35 @@ def swap_raw_stream(stream: object, record: CallRecord) -> None:
     stream._raw_stream = proxy_type(raw, record)  # type: ignore[attr-defined]
 
 
-class StreamManagerProxy(wrapt.ObjectProxy[Any]):
-    """An Anthropic ``MessageStreamManager`` / ``AsyncMessageStreamManager``: the call is sent, and recorded, on entry.
+def swap_http_data(response: object, record: CallRecord) -> None:
+    """Have a cohere ``HttpResponse`` / ``AsyncHttpResponse`` of a stream give its events through a ``StreamProxy``.
 
-    The request was decided when ``stream()`` was called; the SDK sends it only on entry, so a
-    manager never entered records nothing.
+    Its ``data`` is the SDK's generator (async: async generator) of the stream's events.
+    """
+    data = response._data  # type: ignore[attr-defined]
+    proxy_type = AsyncStreamProxy if hasattr(data, "__aiter__") else StreamProxy
+    response._data = proxy_type(data, record)  # type: ignore[attr-defined]
+
+
+class StreamManagerProxy(wrapt.ObjectProxy[Any]):
+    """A manager whose entry sends the call (Anthropic's ``messages.stream()``, cohere's raw ``chat_stream``).
+
+    The request was decided when the manager was made; the SDK sends it only on entry, so a manager
+    never entered records nothing. What the entry gives is the SDK's own object, made by ``entered``
+    to read its events through a ``StreamProxy``.
     """
 
-    def __init__(self, wrapped: object, call: PendingCall) -> None:
+    def __init__(self, wrapped: object, call: PendingCall, entered: Callable[[object, CallRecord], None]) -> None:
         super().__init__(wrapped)
         self._self_call = call
+        self._self_enter = entered
 
     def _self_entered(self, stream: object) -> object:
         record = self._self_call.record
         if record is None:
             return stream
         try:
-            swap_raw_stream(stream, record)
+            self._self_enter(stream, record)
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             record.telemetry.error("stream", exc)
         return stream

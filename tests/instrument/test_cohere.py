@@ -1,4 +1,4 @@
-"""The cohere SDK's v2 chat (``ClientV2.chat`` / ``chat_stream``, ``AsyncClientV2``'s) through the instrumentation.
+"""The cohere SDK's v2 chat (``chat``, ``chat_stream``, their ``with_raw_response``; sync and async) instrumented.
 
 The real SDK talks to the simulator's ``/v2/chat``: a broken history is refused with Cohere's 400 body,
 as the SDK's own ``BadRequestError``, without the instrumentation, and served with it, one span per
@@ -25,7 +25,8 @@ from cohere import (
     ToolChatMessageV2,
     UserChatMessageV2,
 )
-from cohere.v2.client import AsyncV2Client, V2Client
+from cohere.core.http_response import AsyncHttpResponse, HttpResponse
+from cohere.v2.raw_client import AsyncRawV2Client, RawV2Client
 
 from otel_toolturn.instrument import ToolTurnInstrumentor, names
 from otel_toolturn.simulator import ScriptedTurn, Simulator
@@ -89,7 +90,7 @@ CASES: Final = sorted(BROKEN)
 
 @pytest.fixture
 def client(sim: Simulator) -> Iterator[cohere.ClientV2]:
-    """A sync client of the simulator, made after any instrumentation (the SDK binds ``chat`` when made)."""
+    """A sync client of the simulator."""
     with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as made:
         yield made
 
@@ -139,10 +140,46 @@ async def _send_async(sim: Simulator, messages: list[Any], *, streamed: bool) ->
             assert response.finish_reason == "COMPLETE"
 
 
+def _send_raw(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``with_raw_response``'s ``chat`` or ``chat_stream``: the SDK's own ``HttpResponse``, its ``data`` the SDK's."""
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        if streamed:
+            with client.with_raw_response.chat_stream(model=MODEL, messages=messages) as raw:
+                assert type(raw) is HttpResponse
+                assert raw.status_code == 200
+                events = list(raw.data)
+            assert [type(e).__name__ for e in events][-1] == "MessageEndV2ChatStreamResponse"
+        else:
+            response = client.with_raw_response.chat(model=MODEL, messages=messages)
+            assert type(response) is HttpResponse
+            assert (response.status_code, type(response.data).__name__) == (200, "V2ChatResponse")
+            assert response.data.finish_reason == "COMPLETE"
+
+
+async def _send_raw_async(sim: Simulator, messages: list[Any], *, streamed: bool) -> None:
+    """``AsyncClientV2.with_raw_response``: the SDK's own ``AsyncHttpResponse``, its ``data`` the SDK's."""
+    async with cohere.AsyncClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        if streamed:
+            async with client.with_raw_response.chat_stream(model=MODEL, messages=messages) as raw:
+                assert type(raw) is AsyncHttpResponse
+                events = [event async for event in raw.data]
+            assert events[-1].type == "message-end"
+        else:
+            response = await client.with_raw_response.chat(model=MODEL, messages=messages)
+            assert type(response) is AsyncHttpResponse
+            assert response.data.finish_reason == "COMPLETE"
+
+
 test_with_the_instrumentation_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
     BROKEN, _send, _served
 )
 test_the_async_client_is_repaired_and_served = checks.async_repaired_and_served(BROKEN, _send_async, _served)
+test_with_raw_response_the_broken_history_is_repaired_and_served = checks.repaired_and_served(
+    BROKEN, _send_raw, _served
+)
+test_the_async_client_s_raw_response_is_repaired_and_served = checks.async_repaired_and_served(
+    BROKEN, _send_raw_async, _served
+)
 
 
 def test_a_call_the_sdk_retries_is_one_span(
@@ -172,9 +209,43 @@ def test_observe_mode_sends_the_history_as_written_and_the_sdks_error_comes_back
     checks.observed_refusal(otel, "BadRequestError")
 
 
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_raw_stream_never_entered_sends_nothing_and_records_nothing(
+    instrument: Instrument, sim: Simulator, *, is_async: bool
+) -> None:
+    """``with_raw_response.chat_stream`` made and dropped unentered: no request, no span, no request counted."""
+    otel = instrument()
+    client: Any = (cohere.AsyncClientV2 if is_async else cohere.ClientV2)(
+        base_url=sim.base_url, api_key="test-key", max_retries=0
+    )
+    manager = client.with_raw_response.chat_stream(model=MODEL, messages=list(BROKEN["interrupted"]))
+    del manager
+    assert sim.requests == ()
+    assert otel.call_spans() == []
+    assert otel.total(names.REQUESTS.name) == 0
+
+
+def test_a_raw_stream_left_after_one_event_ends_its_span_once_closed_early(
+    instrument: Instrument, sim: Simulator
+) -> None:
+    """The caller leaves ``with_raw_response.chat_stream`` after one event: one span, ended once, closed early."""
+    otel = instrument()
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        with client.with_raw_response.chat_stream(model=MODEL, messages=list(BROKEN["interrupted"])) as raw:
+            first = next(iter(raw.data))
+        assert first.type == "message-start"
+    checks.served_request(sim.requests, list(BROKEN["interrupted"]), BROKEN["interrupted"], path="/v2/chat")
+    (span,) = otel.call_spans()
+    attributes = span.attributes or {}
+    assert (attributes[names.STREAM_CLOSED_EARLY], attributes.get(names.STREAM_TORN, False)) == (True, False)
+    assert [event[names.REPAIR_FORM] for event in otel.events(names.EVENT_REPAIR)] == ["missing_result"]
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
+
+
 def _patched() -> list[object]:
-    """The attributes patched for cohere: both clients' ``chat`` and ``chat_stream``, httpx's ``send``."""
-    return [vars(owner)[method] for owner in (V2Client, AsyncV2Client) for method in ("chat", "chat_stream")] + [
+    """The attributes patched for cohere: both raw clients' ``chat`` and ``chat_stream``, httpx's ``send``."""
+    owners = (RawV2Client, AsyncRawV2Client)
+    return [vars(owner)[method] for owner in owners for method in ("chat", "chat_stream")] + [
         vars(httpx.Client)["send"],
         vars(httpx.AsyncClient)["send"],
     ]
@@ -188,6 +259,21 @@ def test_uninstrument_restores_the_sdk(instrument: Instrument, sim: Simulator) -
         pytest.raises(cohere.BadRequestError),
     ):
         client.chat(model=MODEL, messages=list(BROKEN["interrupted"]))
+
+
+@checks.whole_and_streamed
+def test_a_client_made_before_instrumenting_is_repaired(
+    instrument: Instrument, sim: Simulator, *, streamed: bool
+) -> None:
+    """``ClientV2`` binds its ``chat`` when made; one made before ``instrument`` is repaired all the same: one span."""
+    with cohere.ClientV2(base_url=sim.base_url, api_key="test-key", max_retries=0) as client:
+        otel = instrument()
+        messages = list(BROKEN["interrupted"])
+        if streamed:
+            assert list(client.chat_stream(model=MODEL, messages=messages))[-1].type == "message-end"
+        else:
+            assert client.chat(model=MODEL, messages=messages).finish_reason == "COMPLETE"
+    _served(sim, otel, "interrupted", messages, streamed=streamed)
 
 
 def test_a_client_made_before_uninstrument_passes_through(instrument: Instrument, sim: Simulator) -> None:
