@@ -36,7 +36,7 @@ import inspect
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
+from types import AsyncGeneratorType, GeneratorType, TracebackType
 from typing import Any, cast
 
 import wrapt
@@ -89,10 +89,15 @@ def _feed(record: CallRecord, read: Callable[[object], object] | None, event: ob
 
 
 def watch(result: object, record: CallRecord, types: ResultTypes) -> object:
-    """What the caller receives for ``result``: a proxy for a stream or raw response; else the result, checked."""
-    if isinstance(result, types.streams):
+    """What the caller receives for ``result``: a proxy for a stream or raw response; else the result, checked.
+
+    A generator (async: async generator) is a stream whatever the SDK: no call returns one for a whole
+    response, and another instrumentation wrapped beneath ours hands back the SDK's stream as one
+    (OpenLLMetry's groq instrumentation does).
+    """
+    if isinstance(result, types.streams) or type(result) is GeneratorType:
         return StreamProxy(result, record, read=types.read)
-    if isinstance(result, types.async_streams):
+    if isinstance(result, types.async_streams) or type(result) is AsyncGeneratorType:
         return AsyncStreamProxy(result, record, read=types.read)
     if isinstance(result, types.raw):
         return RawResponseProxy(result, record, types)

@@ -15,7 +15,9 @@ the context of the call, so a call never sent has no record at all. Never a seco
 same call:
 
 - another GenAI instrumentation's span current at the call: the attributes and events go onto
-  it, and ending it is left to its owner;
+  it, and ending it is left to its owner; once a stream's first event passed, its ``end`` waits
+  for ``finish`` (``_hold_their_end``), since its stream wrapper may end it before the stream's
+  end reaches us;
 - the SDK's own call span (the anthropic SDK starts one inside the request when its client has a
   tracer): the record adopts it (``adopt``) and holds the SDK's ``end`` until the response is
   recorded (``held_end``). A record made ``deferred`` waits for that span, buffering what it
@@ -102,6 +104,7 @@ class CallRecord:
         "_server_port",
         "_start_ns",
         "_stashed_end",
+        "_theirs",
         "_tokens",
         "lane",
         "observer",
@@ -156,6 +159,8 @@ class CallRecord:
         """Attributes for a span of ours (or one still to come), set in one call just before it ends."""
         self._pending: list[tuple[str, Attributes]] | None = [] if defer_span else None
         self._stashed_end: tuple[Span, int | None] | None = None
+        self._theirs: Span | None = None
+        """Another instrumentation's span whose ``end`` waits for ``finish`` (``hold_their_end``)."""
         self._start_ns = started_ns or (time.time_ns() if defer_span else 0)
         """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
@@ -164,6 +169,7 @@ class CallRecord:
         if adopted is not None:
             self.span = adopted
             self._held = None
+            self._theirs = adopted
             self.telemetry.set_attributes(adopted, {names.LANE: lane, names.MODE: telemetry.options.mode})
         else:
             self._own_span()
@@ -330,6 +336,30 @@ class CallRecord:
         except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
             self.telemetry.error("stream", exc)
 
+    def _hold_their_end(self) -> None:
+        """Have another instrumentation's span wait for ``finish`` to end, as the SDK's own span does (``hold_end``).
+
+        Its stream wrapper may stand beneath ours and end its span before the stream's end reaches us;
+        what that end tells (torn, drops, the ignored end) is set on the span first. Held from the
+        stream's first event on, so a stream never read through us (a wrapper that reads the response
+        itself) never holds it. Its ``end`` is shadowed on the span itself (its ``__dict__``; a span
+        without one is left as it is, its stream's end then counted and logged only) until ``finish``
+        takes the shadow off again.
+        """
+        span = self._theirs
+        if span is None or not span.is_recording():
+            return
+        owner_end = type(span).end
+
+        def end(end_time: int | None = None) -> None:
+            if not self.hold_end(span, end_time):
+                owner_end(span, end_time)
+
+        try:
+            vars(span)["end"] = end
+        except TypeError:  # no ``__dict__``: nothing to shadow
+            self._theirs = None
+
     def feed(self, event: object) -> None:
         """One streamed event passed to the caller: hand it to the observer (guarded).
 
@@ -341,6 +371,7 @@ class CallRecord:
             self._chunk_gaps.append(max(0, now - last) / 1e9)
         else:
             self._first_chunk_ns = now
+            self._hold_their_end()
         observer = self.observer
         if observer is None:
             return
@@ -387,6 +418,8 @@ class CallRecord:
         with self._lock:
             self._finished = True
             held, self._stashed_end = self._stashed_end, None
+        if self._theirs is not None:
+            vars(self._theirs).pop("end", None)  # the owner's own ``end`` again
         span = self.span
         if span is not None and self.owns_span:
             self._last_attributes(span, error)

@@ -25,6 +25,7 @@ theirs in place (``_patches.unpatch``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from opentelemetry.trace import SpanKind
 
 from otel_toolturn import Dialect
 from otel_toolturn.instrument import Options, ToolTurnInstrumentor, names
-from otel_toolturn.simulator import Simulator
+from otel_toolturn.simulator import ScriptedTurn, Simulator
 from tests.instrument import sdk_checks as checks
 from tests.instrument.conftest import Otel, each_span_ended_once
 
@@ -242,6 +243,7 @@ _WRAPPED: Final = (
     "ollama._client",
     "cohere.client_v2",
     "cohere.v2.client",
+    "cohere.v2.raw_client",
     "azure.ai.inference._patch",
     "azure.ai.inference.aio._patch",
 )
@@ -428,3 +430,42 @@ def test_uninstrument_of_one_leaves_the_other_working(
     assert span.instrumentation_scope is not None
     assert span.instrumentation_scope.name != names.INSTRUMENTATION_NAME
     assert names.LANE not in (span.attributes or {})
+
+
+UNSEEN_STREAM: Final = ("azure-ai-inference", "async", True)
+"""azure's async stream wrapper, made after ours, reads the HTTP response itself around otel-toolturn's stream."""
+
+
+@pytest.mark.parametrize("client", ["sync", "async"])
+@pytest.mark.parametrize("ours_first", [True, False], ids=["otel-toolturn-first", "otel-toolturn-last"])
+@pytest.mark.parametrize("other", SPANNING)
+def test_a_torn_stream_is_on_the_other_s_span_in_either_order(
+    beside: Beside, otel: Otel, sim: Simulator, other: str, client: str, *, ours_first: bool
+) -> None:
+    """A stream cut before its end: torn on the other's span, counted once, whichever stream wrapper is outside.
+
+    The other's wrapper beneath ours (OpenLLMetry's ollama always; the others when otel-toolturn was instrumented
+    last) ends its span before the stream's end reaches otel-toolturn, and OpenLLMetry's groq hands back the SDK's
+    stream as a generator: its span's end waits for the stream's, so what the end tells is on the span.
+    """
+    beside(other, ours_first)
+    sim.enqueue(ScriptedTurn(text="Nearly.", misbehaviours=("no_finish",)))
+    sdk = SDKS[OTHERS[other].sdk]
+
+    def read() -> None:
+        if client == "sync":
+            sdk.send(sim, list(sdk.messages), stream=True)
+        else:
+            asyncio.run(sdk.send_async(sim, list(sdk.messages), stream=True))
+
+    with contextlib.suppress(AssertionError):  # a helper's check of the last chunk, which the cut took
+        read()
+    (span,) = _inference_spans(otel)
+    _repaired_on(span)
+    attributes = span.attributes or {}
+    seen = (other, client, ours_first) != UNSEEN_STREAM
+    assert (attributes.get(names.STREAM_TORN), otel.total(names.STREAM_TORN_COUNT.name)) == (
+        (True, 1) if seen else (None, 0)
+    )
+    assert [e.name for e in span.events].count(names.EVENT_STREAM_TORN) == int(seen)
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
