@@ -28,7 +28,7 @@ a later segment may still answer one of its calls).
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -266,6 +266,21 @@ class LawStream:
         return notes.decided
 
     def close(self) -> tuple[ToolTurnRepair, ...]:
-        """The repairs of the whole transcript, in the law's report order."""
-        turns = ((self._turns[key].opened().reported(), False) for key in sorted(self._turns))
-        return repairs_in_order(turns, tuple(self._orphans), grouped_marks([*self._refused, *self._marked]))
+        """The repairs of the whole transcript, in the law's report order; the stream is spent.
+
+        What only later segments needed (each call's nearest turn, the ids taken, the names, what the
+        lane's reading carried) is let go first, and each turn's notes as its repairs are made, so the
+        notes and the repairs are not both held whole.
+        """
+        self._owner.clear()
+        self._names.clear()
+        self._state.clear()
+        self._taken.clear()
+        self._taken.resume.clear()
+        held = self._turns
+
+        def reported() -> Iterator[tuple[Reported, bool]]:
+            for key in sorted(held):
+                yield held.pop(key).opened().reported(), False
+
+        return repairs_in_order(reported(), tuple(self._orphans), grouped_marks([*self._refused, *self._marked]))

@@ -703,6 +703,7 @@ class _Judging:
         """What was found, once every item was taken (``count`` of them)."""
         self._judge(self._read.rest(), last=True)
         guessed, shape_lane, dialect = self.shape
+        repairs = self._law.close()  # first: the law lets go of what only later segments needed
         violations = tuple(self._given.close())
         return Finding(
             source=self.entry.source,
@@ -711,7 +712,7 @@ class _Judging:
             lane=self.lane,
             lane_guessed=guessed,
             violations=violations,
-            repairs=self._law.close(),
+            repairs=repairs,
             still_refused=violations if self._sent is None else tuple(self._sent.close()),
             dialect=dialect,
             shape_lane=shape_lane,

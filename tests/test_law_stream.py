@@ -160,10 +160,32 @@ def test_a_repaired_turn_is_held_without_a_dict_of_its_own(lane: Lane) -> None:
         for k in range(turns):  # each segment a call the user's next words interrupt: a missing result each
             stream.feed(build(lane, [A(c(f"k{k}", "lookup")), U("go on")]), last=False)
         stream.feed(build(lane, [A(t("done"))]), last=True)
+        held = sum(isinstance(kept, dict) for kept in _reachable(stream, skip=adapter_for(lane)))
         assert [r.form for r in stream.close()] == ["missing_result"] * turns
-        return sum(isinstance(held, dict) for held in _reachable(stream, skip=adapter_for(lane)))
+        return held
 
     assert dicts_held(50) == dicts_held(5)
+
+
+@pytest.mark.parametrize("lane", LANES)
+def test_a_closed_stream_holds_nothing_of_its_calls(lane: Lane) -> None:
+    """``close`` lets go of each call's carried turn, the ids taken and each turn's notes as it reports them."""
+    stream = LawStream(lane)
+    stream.feed(build(lane, [U("go")]), last=False)
+    for k in range(5):  # each segment a call the user's next words interrupt: a missing result each
+        stream.feed(build(lane, [A(c(f"call_{k}", "lookup")), U("go on")]), last=False)
+    stream.feed(build(lane, [A(t("done"))]), last=True)
+
+    def held() -> list[object]:
+        return [
+            kept
+            for kept in _reachable(stream, skip=adapter_for(lane))
+            if isinstance(kept, CarriedCall | CarriedTurn) or (isinstance(kept, str) and kept.startswith("call_"))
+        ]
+
+    assert held()
+    assert [r.tool_call_ids for r in stream.close()] == [(f"call_{k}",) for k in range(5)]
+    assert held() == []
 
 
 @pytest.mark.parametrize("lane", LANES)
@@ -175,8 +197,9 @@ def test_a_turn_of_many_calls_is_carried_as_one_object(lane: Lane) -> None:
         ids = [f"k{k}" for k in range(calls)]
         stream.feed(build(lane, [U("go"), A(*(c(i, "lookup") for i in ids)), *(R(i) for i in ids)]), last=False)
         stream.feed(build(lane, [A(t("done"))]), last=True)
+        held = sum(isinstance(kept, CarriedCall | CarriedTurn) for kept in _reachable(stream, skip=adapter_for(lane)))
         assert stream.close() == ()
-        return sum(isinstance(kept, CarriedCall | CarriedTurn) for kept in _reachable(stream, skip=adapter_for(lane)))
+        return held
 
     assert carried(50) == carried(5) == 1
 
