@@ -23,8 +23,8 @@ collection, and a read cancelled or interrupted (a ``BaseException`` that is not
 - ``watch_steps``: a generator of the SDK whose first step sends the request (google-genai's
   sync stream); that step runs with the call pending, so it is recorded when it sends; a
   generator never started records nothing. The caller reads the SDK's own chunks.
-- ``watch_async_steps``: an SDK async generator whose first step sends (google-genai's async stream once
-  awaited, ollama's), watched the same way.
+- ``watch_async_steps``: an SDK async generator whose first step sends (ollama's ``AsyncClient.chat`` with
+  ``stream=True``, once awaited), watched the same way.
 - ``StreamManagerProxy``: managers whose entry sends the call, Anthropic's ``messages.stream()`` and
   cohere's raw ``chat_stream``; the call is recorded then (``_pending``); the SDK's own ``MessageStream``
   (cohere: its ``HttpResponse``) is returned, reading its events through a ``StreamProxy``.

@@ -102,6 +102,7 @@ class CallRecord:
         "_response_model",
         "_server_address",
         "_server_port",
+        "_shadowed",
         "_start_ns",
         "_stashed_end",
         "_theirs",
@@ -160,7 +161,9 @@ class CallRecord:
         self._pending: list[tuple[str, Attributes]] | None = [] if defer_span else None
         self._stashed_end: tuple[Span, int | None] | None = None
         self._theirs: Span | None = None
-        """Another instrumentation's span whose ``end`` waits for ``finish`` (``hold_their_end``)."""
+        """Another instrumentation's span this call records onto (``_hold_their_end``)."""
+        self._shadowed = False
+        """Whether that span's ``end`` is shadowed until ``finish`` (``_hold_their_end``)."""
         self._start_ns = started_ns or (time.time_ns() if defer_span else 0)
         """When the call started (0: when our span starts); our own span is dated from it."""
         if defer_span:
@@ -347,18 +350,23 @@ class CallRecord:
         takes the shadow off again.
         """
         span = self._theirs
-        if span is None or not span.is_recording():
+        if span is None or self._shadowed:
             return
-        owner_end = type(span).end
-
-        def end(end_time: int | None = None) -> None:
-            if not self.hold_end(span, end_time):
-                owner_end(span, end_time)
-
         try:
+            if not span.is_recording():
+                return
+            owner_end = type(span).end
+
+            def end(end_time: int | None = None) -> None:
+                if not self.hold_end(span, end_time):
+                    owner_end(span, end_time)
+
             vars(span)["end"] = end
-        except TypeError:  # no ``__dict__``: nothing to shadow
-            self._theirs = None
+            self._shadowed = True
+        except TypeError:  # a span without ``__dict__``: nothing to shadow it on
+            return
+        except Exception as exc:  # noqa: BLE001 - telemetry never breaks the host call
+            self.telemetry.error("span", exc)
 
     def feed(self, event: object) -> None:
         """One streamed event passed to the caller: hand it to the observer (guarded).
@@ -418,7 +426,7 @@ class CallRecord:
         with self._lock:
             self._finished = True
             held, self._stashed_end = self._stashed_end, None
-        if self._theirs is not None:
+        if self._shadowed and self._theirs is not None:
             vars(self._theirs).pop("end", None)  # the owner's own ``end`` again
         span = self.span
         if span is not None and self.owns_span:

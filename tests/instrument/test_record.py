@@ -11,12 +11,14 @@ from typing import Any, Final
 import anthropic
 import httpx2
 import pytest
+from opentelemetry.trace import SpanKind
 
 import otel_toolturn.streams
 from otel_toolturn import _law
 from otel_toolturn._vocab import LANES, Lane
 from otel_toolturn.instrument import names
 from otel_toolturn.instrument._config import LANES_OF, NAMES_OF, UNINSTRUMENTED_LANES, Options
+from otel_toolturn.instrument._record import CallRecord
 from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.streams._report import StreamReport
 from tests.instrument.conftest import Instrument, Otel
@@ -160,3 +162,46 @@ def test_label_sets_cover_every_lane_of_every_provider(otel: Otel) -> None:
             assert one == {**labels.base, names.REPAIR_FORM: "late_result", names.REPAIR_LOSSY: False}
             assert labels.with_((names.REPAIR_FORM, "late_result"), (names.REPAIR_LOSSY, False)) is one
     assert {lane for lanes in LANES_OF.values() for lane in lanes} == set(LANES) - UNINSTRUMENTED_LANES
+
+
+def _chunk(content: str) -> dict[str, object]:
+    """A Chat Completions stream chunk carrying text, without a finish reason."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
+    }
+
+
+def _telemetry(otel: Otel) -> Telemetry:
+    return Telemetry(
+        options=Options(),
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+        logger_provider=otel.logger_provider,
+    )
+
+
+@pytest.mark.parametrize("read", [0, 1], ids=["never-read", "read"])
+def test_another_s_span_ended_mid_stream_waits_for_the_stream_s_end_once_read(otel: Otel, read: int) -> None:
+    """Another's span ended while its stream is read ends once, after the torn flag; one never read is not held."""
+    their = otel.tracer_provider.get_tracer("their-genai").start_span(
+        f"chat {MODEL}", kind=SpanKind.CLIENT, attributes={names.GEN_AI_OPERATION_NAME: "chat"}
+    )
+    record = CallRecord(
+        _telemetry(otel), lane=LANE, provider="openai", requested_model=MODEL, server_address="h", other_span=their
+    )
+    record.start_stream()
+    for _ in range(read):
+        record.feed(_chunk("hi"))
+    their.end()  # the owner's stream wrapper, beneath ours, ends its span at its own stream's end
+    assert len(otel.spans()) == 1 - read  # held while the stream's end has not reached us
+    record.finish()  # the stream ended without its final frame
+    (span,) = otel.spans()
+    assert (span.attributes or {}).get(names.STREAM_TORN) is (True if read else None)
+    assert "end" not in vars(their)  # the owner's own ``end`` again
+    record.finish()
+    assert len(otel.spans()) == 1
+    assert otel.total(names.INSTRUMENTATION_ERRORS.name) == 0
