@@ -23,6 +23,7 @@ from otel_toolturn.instrument._telemetry import Telemetry
 from otel_toolturn.streams._report import StreamReport
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import MODEL, Wire
+from tests.openai_bodies import chat_envelope
 from tests.transcripts import A, R, U, build, c
 
 LANE: Final[Lane] = "openai.chat_completions"
@@ -164,17 +165,6 @@ def test_label_sets_cover_every_lane_of_every_provider(otel: Otel) -> None:
     assert {lane for lanes in LANES_OF.values() for lane in lanes} == set(LANES) - UNINSTRUMENTED_LANES
 
 
-def _chunk(content: str) -> dict[str, object]:
-    """A Chat Completions stream chunk carrying text, without a finish reason."""
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": MODEL,
-        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
-    }
-
-
 def _telemetry(otel: Otel) -> Telemetry:
     return Telemetry(
         options=Options(),
@@ -195,7 +185,7 @@ def test_another_s_span_ended_mid_stream_waits_for_the_stream_s_end_once_read(ot
     )
     record.start_stream()
     for _ in range(read):
-        record.feed(_chunk("hi"))
+        record.feed(chat_envelope(MODEL, [{"index": 0, "delta": {"content": "hi"}}], chunk=True))
     their.end()  # the owner's stream wrapper, beneath ours, ends its span at its own stream's end
     assert len(otel.spans()) == 1 - read  # held while the stream's end has not reached us
     record.finish()  # the stream ended without its final frame
