@@ -41,7 +41,8 @@ Calls, over a mock transport of the SDK's own HTTP client (no network):
   as above, held in the framework's own message types (``bench._frameworks``) and sent by it: an
   agent's ``run_sync`` with ``message_history`` (``AsyncAnthropic``'s ``beta.messages.create``), a
   chat model's ``invoke`` (``Anthropic``'s ``messages.create``). The framework converts its
-  messages into new dicts on every call, and its own work is in both sides of the ratio;
+  messages into new dicts on every call (merging the next user message into the last one it sent
+  when a round starts after results), and its own work is in both sides of the ratio;
 - ``anthropic 2,000 msgs, SDK span``: the growing conversation on a client with the SDK's own
   tracing on (its default whenever a tracer provider is set): both sides pay the SDK's call span,
   and otel-toolturn records onto it instead of starting a span of its own.

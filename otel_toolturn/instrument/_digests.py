@@ -23,9 +23,13 @@ longest remembered transcript with its first message's digest and no longer than
 candidate, and the new transcript's canonical JSON (``compose.canonical_json_array``, one encoder
 call) is checked to start with the candidate's, by the SHA-256 of those leading bytes. When it
 does, each of its leading messages has the canonical JSON of the candidate's message at its
-place, so it takes the candidate's digests and digests only the messages after them. A remembered
-transcript keeps that SHA-256 (of its canonical JSON array without the closing bracket), taken
-once it is first asked for and carried on to the transcripts extending it.
+place, so it takes the candidate's digests and digests only the messages after them. When it does
+not, the same is checked of the candidate without its last message: a framework that merges the
+next user message into the last one it sent (pydantic-ai and LangChain on Anthropic, where user
+turns must alternate with the model's) resends every message but that one with the same value. A
+remembered transcript keeps both SHA-256 states (of its canonical JSON array without the closing
+bracket, and of that array without its last message), taken once first asked for and carried on to
+the transcripts extending it.
 
 Every digest is ``compose.message_digest`` of the message it names (the same bytes whichever path
 computed it), reused only for the very object it was computed from or for a message whose
@@ -47,7 +51,7 @@ from dataclasses import dataclass
 from itertools import compress, count, islice
 from typing import TYPE_CHECKING, Final
 
-from otel_toolturn.compose import canonical_json_array, message_digest, prefix_fingerprint
+from otel_toolturn.compose import canonical_json, canonical_json_array, message_digest, prefix_fingerprint
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -83,6 +87,23 @@ class Written:
         return cls(state, len(text) + (0 if after is None else after.size), state.digest())
 
 
+Opened = tuple[Written, Written]
+"""A transcript's canonical JSON array, open: without its last message, and whole."""
+
+
+def opened(appended: bytes | memoryview, last: object, *, after: Written | None = None) -> Opened:
+    """``after``'s open array followed by ``appended``, whose last item is ``last``'s canonical JSON: ``Opened``.
+
+    ``appended``: the open array itself (``after`` ``None``), or a comma and the items that follow.
+    """
+    text = memoryview(appended)
+    cut = len(text) - len(canonical_json(last))
+    if cut and text[cut - 1] == ord(","):
+        cut -= 1
+    head = after if after is not None and not cut else Written.of(text[:cut], after=after)
+    return head, Written.of(text[cut:], after=head)
+
+
 class RememberedTranscript:
     """One remembered transcript: its messages and their digests.
 
@@ -91,23 +112,25 @@ class RememberedTranscript:
     transcript); an entry's own digests are the first ``len(messages)``.
     """
 
-    __slots__ = ("_written", "digests", "messages")
+    __slots__ = ("_opened", "digests", "messages")
 
-    def __init__(self, messages: tuple[object, ...], digests: list[bytes], written: Written | None = None) -> None:
+    def __init__(self, messages: tuple[object, ...], digests: list[bytes], written: Opened | None = None) -> None:
         self.messages = messages
         self.digests = digests
-        self._written = written
+        self._opened = written
 
     def own(self) -> list[bytes]:
         """The digest of each of this transcript's messages, in order."""
         return self.digests[: len(self.messages)]
 
-    def written(self, *, compute: bool = True) -> Written | None:
-        """Its canonical JSON array, open (``Written``); taken once (``compute`` false: ``None`` until then)."""
-        if self._written is None and compute:
-            text = canonical_json_array(self.messages)
-            self._written = Written.of(memoryview(text)[:-1])
-        return self._written
+    def written(self, *, compute: bool = True) -> Opened | None:
+        """Its canonical JSON array, open (``Opened``); taken once (``compute`` false: ``None`` until then).
+
+        Asked only of a transcript of at least one message.
+        """
+        if self._opened is None and compute:
+            self._opened = opened(canonical_json_array(self.messages)[:-1], self.messages[-1])
+        return self._opened
 
 
 def _derived_digests(messages: Sequence[object], source: RememberedTranscript) -> list[bytes]:
@@ -156,9 +179,12 @@ def remembered(
             return match
         return RememberedTranscript(tuple(messages), match.digests, match.written(compute=False))
     added = messages[known:]
-    digests = _extended(match, [message_digest(m) for m in added])
+    digests = _extended(match, known, [message_digest(m) for m in added])
     before = match.written(compute=False)
-    written = None if before is None else Written.of(b"," + canonical_json_array(added)[1:-1], after=before)
+    if before is None:
+        return RememberedTranscript(tuple(messages), digests)
+    _, whole = before
+    written = opened(b"," + canonical_json_array(added)[1:-1], added[-1], after=whole)
     return RememberedTranscript(tuple(messages), digests, written)
 
 
@@ -167,22 +193,31 @@ def equal_valued(
 ) -> RememberedTranscript | None:
     """The entry of ``messages`` from ``candidate``, if their first messages have its messages' canonical JSON.
 
-    ``text``: ``compose.canonical_json_array(messages)``. ``None``: they do not.
+    ``text``: ``compose.canonical_json_array(messages)``. Checked of all of ``candidate``'s messages,
+    then of all but its last. ``None``: they do not.
     """
-    before = candidate.written()
-    assert before is not None  # noqa: S101 - computed when asked for; narrows for the type checker
-    size = before.size
-    if text[size : size + 1] not in (b",", b"]") or hashlib.sha256(memoryview(text)[:size]).digest() != before.digest:
-        return None
+    written = candidate.written()
+    assert written is not None  # noqa: S101 - computed when asked for; narrows for the type checker
+    head, whole = written
     known = len(candidate.messages)
-    digests = _extended(candidate, [message_digest(m) for m in messages[known:]])
-    written = Written.of(memoryview(text)[size:-1], after=before)
-    return RememberedTranscript(tuple(messages), digests, written)
+    for before, taken in ((whole, known), (head, known - 1)):
+        size = before.size
+        if taken and text[size : size + 1] in (b",", b"]") and _sha256(text, size) == before.digest:
+            digests = _extended(candidate, taken, [message_digest(m) for m in messages[taken:]])
+            appended = memoryview(text)[size:-1]  # empty: the candidate's very messages, by value
+            return RememberedTranscript(
+                tuple(messages), digests, opened(appended, messages[-1], after=before) if appended else written
+            )
+    return None
 
 
-def _extended(match: RememberedTranscript, added: list[bytes]) -> list[bytes]:
-    """``match``'s own digests followed by ``added`` (a list shared with ``match`` where they end its list)."""
-    known = len(match.messages)
+def _sha256(text: bytes, size: int) -> bytes:
+    """The SHA-256 of the first ``size`` bytes of ``text``."""
+    return hashlib.sha256(memoryview(text)[:size]).digest()
+
+
+def _extended(match: RememberedTranscript, known: int, added: list[bytes]) -> list[bytes]:
+    """``match``'s first ``known`` digests, then ``added`` (a list shared with ``match`` where they end its list)."""
     if not added:
         return match.digests
     with _EXTENDING:

@@ -23,14 +23,14 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.run import AgentRunResult
 
-from otel_toolturn import Lane
-from otel_toolturn.instrument import names
+from otel_toolturn import Lane, compose
+from otel_toolturn.instrument import _digests, names
 from otel_toolturn.simulator import Simulator
 from tests.frameworks.breaks import (
     ANSWER,
@@ -149,4 +149,29 @@ def test_a_refused_non_streamed_anthropic_attempt_is_not_a_request(
     assert run.output == ANSWER
     assert [r.body.get("stream") for r in sim.requests if isinstance(r.body, dict)] == [True, True]
     assert otel.events(names.EVENT_REPAIR), "the history reached otel-toolturn broken"
+    assert_traffic(sim, otel, lane="anthropic.messages", requests=2)
+
+
+def test_a_run_caching_its_last_message_takes_the_digests_of_the_messages_before_it(
+    sim: Simulator, otel: Otel, sync_clients: list[AsyncClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anthropic, ``anthropic_cache_messages``: the cache mark leaves the last message; only it and the new digested."""
+    digested: list[object] = []
+
+    def digest(message: object) -> bytes:
+        digested.append(message)
+        return compose.message_digest(message)
+
+    monkeypatch.setattr(_digests, "message_digest", digest)
+    rounds = range(_digests.FEW // 2 + 2)
+    steps = [step for n in rounds for step in (User(text=f"question {n}"), Text(text=f"answer {n}"))]
+    run = sync_agent(sim, "anthropic.messages", sync_clients).run_sync(
+        PROMPT, message_history=history(steps), model_settings=AnthropicModelSettings(anthropic_cache_messages=True)
+    )
+    assert run.output == ANSWER
+    first, second = (r.body["messages"] for r in sim.requests if isinstance(r.body, dict))
+    assert "cache_control" in first[-1]["content"][-1]
+    assert "cache_control" not in second[len(first) - 1]["content"][-1]  # the mark moved on: the message changed
+    # the first request cold; the second: its first (to find the first request), the changed one and the two new
+    assert len(digested) == len(first) + 1 + 1 + 2
     assert_traffic(sim, otel, lane="anthropic.messages", requests=2)

@@ -187,25 +187,49 @@ def test_a_rebuilt_conversation_digests_only_its_new_messages(digested: list[obj
     assert counts == [_digests.FEW + 4, 1 + 3, 1 + 3, 1 + 3]  # cold; then the first (to find it) and the three new
 
 
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ({"role": "user", "content": 1}, {"role": "user", "content": True}),  # equal in Python, not in JSON
-        ({"role": "user", "content": "file 1"}, {"role": "user", "content": "file 10"}),
-        (12, 123),  # a longer value where the remembered one ends
-    ],
-)
-def test_a_rebuilt_transcript_that_differs_is_digested_anew(digested: list[object], old: object, new: object) -> None:
-    """A rebuilt transcript whose message differs from the remembered one by value: every message digested, exact."""
+_CHANGES = [
+    ({"role": "user", "content": 1}, {"role": "user", "content": True}),  # equal in Python, not in JSON
+    ({"role": "user", "content": "file 1"}, {"role": "user", "content": "file 10"}),
+    (12, 123),  # a longer value where the remembered one ends
+]
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["before-the-last", "the-last"])
+@pytest.mark.parametrize(("old", "new"), _CHANGES)
+def test_a_rebuilt_transcript_that_differs_takes_only_the_digests_before_its_last_message(
+    digested: list[object], old: object, new: object, *, last: bool
+) -> None:
+    """Rebuilt, differing by value before the last remembered message: all digested; in it: only it and the new."""
     cache = DigestCache()
     base: list[object] = [_message(n) for n in range(_digests.FEW + 4)]
-    first = [*base, old]
-    cache.prefix_fingerprint(first)
+    at = len(base) if last else 5
+    cache.prefix_fingerprint([*base[:at], old, *base[at:]])
     before = len(digested)
-    changed = [*_rebuilt(base), new, _message(99)]
+    changed = [*_rebuilt(base[:at]), new, *_rebuilt(base[at:]), _message(99)]
     assert cache.prefix_fingerprint(changed) == _expected(changed)
     assert cache.digests(changed) == [compose.message_digest(m) for m in changed]
-    assert len(digested) - before == len(changed)
+    # the last changed (a framework merged the next user turn in): the first (to find the candidate), it, the new
+    assert digested[before:] == ([changed[0], new, _message(99)] if last else changed)
+
+
+def test_a_framework_merging_each_next_user_turn_digests_only_the_merged_and_new_messages(
+    digested: list[object],
+) -> None:
+    """Growing, rebuilt, the last user message merged with the next one's text: each call digests the merged and new."""
+    cache = DigestCache()
+    held: list[dict[str, object]] = [_message(n) for n in range(_digests.FEW + 4)]
+    counts = []
+    for turn in range(4):
+        if turn:
+            last = held[-1]
+            held[-1] = {"role": "user", "content": [{"type": "text", "text": str(last["content"])}, {"type": "text"}]}
+            held += [{"role": "assistant", "content": f"answer {turn}"}, {"role": "user", "content": f"ask {turn}"}]
+        sent = _rebuilt(list(held))
+        before = len(digested)
+        assert cache.prefix_fingerprint(sent) == _expected(sent)
+        assert cache.digests(sent) == [compose.message_digest(m) for m in sent]
+        counts.append(len(digested) - before)
+    assert counts == [_digests.FEW + 4, 1 + 3, 1 + 3, 1 + 3]  # cold; then the first, the merged one and the two new
 
 
 def test_a_rebuilt_transcript_extends_the_conversations_digests_in_place() -> None:
