@@ -200,10 +200,11 @@ class Clean:
 
     The lane reads a turn this way only when, from the wire fields alone, the law has nothing to restore
     on it: its calls carry distinct ids, nothing is marked on its items, and the wire items right after
-    it hold exactly one result per call and nothing else. What the lane does not look at — an id the API
-    refuses (``fits_ids``, asked by the law once over every clean turn's ids), a later result answering
-    one of its calls, or (unique-id lanes) an id an earlier turn already used — the law finds; the list
-    is then read again with the turn in full (``read(full=...)``).
+    it hold exactly one result per call and nothing else (Anthropic: but, after the last result in its
+    message, blocks that are no result, which the full reading writes where they stand). What the lane
+    does not look at — an id the API refuses (``fits_ids``, asked by the law once over every clean
+    turn's ids), a later result answering one of its calls, or (unique-id lanes) an id an earlier turn
+    already used — the law finds; the list is then read again with the turn in full (``read(full=...)``).
     """
 
     __slots__ = ("end", "ids", "position")

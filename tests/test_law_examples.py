@@ -16,6 +16,7 @@ from otel_toolturn import (
     ensure_tool_turn_invariants,
     validate,
 )
+from otel_toolturn.lanes import adapter_for
 from tests.transcripts import A, Event, L, R, Rx, S, U, build, c, mr, mu, sr, su, t, th
 
 ANTHROPIC: Lane = "anthropic.messages"
@@ -347,6 +348,18 @@ def test_a_result_recorded_later_for_a_clean_turn_reaches_it(lane: Lane) -> None
     assert [(r.form, r.tool_call_ids) for r in view.repairs] == [("duplicate_result_in_place", ("c2",))]
     assert validate(view.messages, lane=lane) == []
     assert all(kept is item for kept, item in zip(view.messages, given[:-1], strict=False))
+
+
+def test_anthropic_results_then_the_users_words_in_one_message_are_read_as_one_clean_turn() -> None:
+    """The user's text after a turn's results in their message: one clean unit, its own view; text first: not clean."""
+    given = build(ANTHROPIC, [U("q"), A(c("c1"), c("c2")), R("c1"), R("c2"), U("next"), A(t("ok"))], merge_user=True)
+    adapter = adapter_for(ANTHROPIC)
+    assert adapter.read(given).kinds == ["other", "clean", "reply"]
+    assert ensure_tool_turn_invariants(given, lane=ANTHROPIC).messages is given
+    text_first = build(ANTHROPIC, [U("q"), A(c("c1")), U("next"), R("c1")], merge_user=True)
+    assert adapter.read(text_first).kinds == ["other", "turn", "part", "result"]
+    again = build(ANTHROPIC, [U("q"), A(c("c1")), R("c1"), U("next"), R("c1")], merge_user=True)
+    assert adapter.read(again).kinds == ["other", "turn", "result", "part", "result"]  # a second result: read in full
 
 
 def test_a_clean_turn_whose_id_an_earlier_turn_took_gets_a_derived_id() -> None:

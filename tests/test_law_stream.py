@@ -60,6 +60,13 @@ def test_segments_give_the_whole_view_and_its_repairs(lane: Lane, data: st.DataO
     _same_as_whole(build(lane, events), lane, data.draw(CUTS))
 
 
+@_SETTINGS
+@given(data=st.data())
+def test_segments_give_the_whole_view_with_results_and_text_sharing_user_messages(data: st.DataObject) -> None:
+    """Anthropic, results and the user's words in one message: read in full, any cuts give the whole list's view."""
+    _same_as_whole(build(ANTHROPIC, data.draw(transcripts(ANTHROPIC)), merge_user=True), ANTHROPIC, data.draw(CUTS))
+
+
 @pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "ollama"])
 @_SETTINGS
 @given(data=st.data())

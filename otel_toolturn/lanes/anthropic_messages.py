@@ -17,6 +17,7 @@ per block.
 from __future__ import annotations
 
 from collections.abc import Container, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Final
 
 from otel_toolturn._view import (
@@ -89,7 +90,8 @@ class AnthropicMessages(AdapterDefaults):
 
         Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
         turn whose ``tool_use`` blocks end the message, with distinct ids, followed by
-        a user message of exactly one ``tool_result`` per call, is read with that message as ``Clean``.
+        a user message of exactly one ``tool_result`` per call (then, it may be, blocks that are no result), is
+        read with that message as ``Clean``.
         """
         del state  # nothing of what came before a cut changes how this lane reads
         view = View()
@@ -333,8 +335,10 @@ class AnthropicMessages(AdapterDefaults):
 def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
     """Where the results of a clean turn with the call ids ``ids`` end; ``0``: the turn is not clean.
 
-    They are the user messages from ``start`` that hold only ``tool_result`` blocks, exactly one per call;
-    the ids must be distinct.
+    They are the user messages from ``start`` that hold ``tool_result`` blocks, exactly one per call,
+    and nothing else but, in the last of them, blocks after its results that are no result (the user's
+    next words, sent with the results: one user turn, its results leading, as the full reading writes
+    it); the ids must be distinct.
     """
     expected = set(ids)
     if len(expected) != len(ids):
@@ -354,10 +358,21 @@ def _answered(messages: Sequence[object], start: int, ids: list[str]) -> int:
             else:
                 kind, call_id = field(block, "type"), field(block, "tool_use_id")
             if kind != "tool_result" or type(call_id) is not str or call_id not in expected:
-                return 0
+                if expected or kind == "tool_result" or not _parts_from(content, block):
+                    return 0
+                return position + 1  # every call answered; the rest of the message is parts
             expected.remove(call_id)
         position += 1
     return 0 if expected else position
+
+
+def _parts_from(content: Sequence[object], first: object) -> bool:
+    """Whether no block of ``content`` from ``first`` (the very object) on is a ``tool_result``."""
+    at = next((index for index, block in enumerate(content) if block is first), 0)  # 0: never read as parts only
+    return all(
+        (block.get("type") if type(block) is dict else field(block, "type")) != "tool_result"
+        for block in islice(content, at, None)
+    )
 
 
 def _read_results(message: object, content: Sequence[object], view: View) -> bool:
