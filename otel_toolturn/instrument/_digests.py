@@ -8,7 +8,9 @@ An agent resends the same message objects on every turn, one or two more each ti
 remembers the last ``SLOTS`` caller transcripts it digested: their message objects and each
 message's digest. A new transcript whose leading messages are the very same objects, in order,
 takes their digests and digests only the messages after them: a transcript seen before costs one
-identity comparison per message plus the digests of its new messages.
+identity comparison per message plus the digests of its new messages. The new transcript's entry
+takes the place of the one it was found from (here, or by value below), so a conversation holds one
+slot, and the message objects of a framework's earlier requests are not kept alive by the cache.
 
 A list derived from the caller's transcript (the law's view, the strip rule's copies) is digested
 from it: the view is read as runs of the caller's objects, in order (the law carries untouched
@@ -266,15 +268,16 @@ class DigestCache:
                 match = candidate
         entry = None
         first = None
+        found: RememberedTranscript | None = None  # the transcript found by value
         known = 0 if match is None else len(match.messages)
         if total - known > FEW:
             first = message_digest(messages[0]) if match is None else match.digests[0]
-            entry = self._by_value(messages, match, recent, first)
+            entry, found = self._by_value(messages, match, recent, first)
         if entry is None:
             entry = remembered(messages, match, first=first)
         if total:
             with self._lock:
-                kept = [e for e in self._recent if e is not match and e is not entry]
+                kept = [e for e in self._recent if e is not match and e is not found and e is not entry]
                 kept.append(entry)
                 self._recent = kept[-self._slots :]
         return entry
@@ -282,10 +285,11 @@ class DigestCache:
     @staticmethod
     def _by_value(
         messages: Sequence[object], match: RememberedTranscript | None, recent: list[RememberedTranscript], first: bytes
-    ) -> RememberedTranscript | None:
-        """``messages``' entry from the longest of ``recent`` longer than ``match`` they start with by value, if any.
+    ) -> tuple[RememberedTranscript | None, RememberedTranscript | None]:
+        """``messages``' entry from the longest of ``recent`` longer than ``match`` they start with by value, and it.
 
         The candidate: the longest (the most recent on a tie) whose first digest is ``first`` (theirs).
+        ``(None, None)``: there is none, or they do not start with it.
         """
         total = len(messages)
         known = 0 if match is None else len(match.messages)
@@ -296,5 +300,6 @@ class DigestCache:
             if longest and known < length <= total and entry.digests[0] == first:
                 candidate = entry
         if candidate is None:
-            return None
-        return equal_valued(messages, candidate, canonical_json_array(messages))
+            return None, None
+        made = equal_valued(messages, candidate, canonical_json_array(messages))
+        return made, None if made is None else candidate

@@ -232,6 +232,23 @@ def test_a_framework_merging_each_next_user_turn_digests_only_the_merged_and_new
     assert counts == [_digests.FEW + 4, 1 + 3, 1 + 3, 1 + 3]  # cold; then the first, the merged one and the two new
 
 
+def test_a_rebuilt_conversation_holds_one_slot_and_none_of_its_earlier_requests(digested: list[object]) -> None:
+    """Rebuilt on every request: each entry takes the place of the one it was found from; another stays found."""
+    cache = DigestCache(slots=4)
+    other: list[object] = [_message(100 + n) for n in range(5)]
+    cache.prefix_fingerprint(other)
+    held: list[object] = [_message(n) for n in range(_digests.FEW + 4)]
+    for turn in range(10):
+        held.append(_message(200 + turn))
+        sent = _rebuilt(held)
+        assert cache.prefix_fingerprint(sent) == _expected(sent)
+    assert [len(e.messages) for e in cache._recent] == [len(other), len(sent)]
+    assert all(kept is message for kept, message in zip(cache._recent[-1].messages, sent, strict=True))
+    before = len(digested)
+    assert cache.prefix_fingerprint(other) == _expected(other)
+    assert len(digested) == before  # the other conversation, still found by identity
+
+
 def test_a_rebuilt_transcript_extends_the_conversations_digests_in_place() -> None:
     """The entry made by value shares the remembered one's digest list, extended: nothing of it copied."""
     cache = DigestCache()
