@@ -26,12 +26,12 @@ candidate, and the new transcript's canonical JSON (``compose.canonical_json_arr
 call) is checked to start with the candidate's, by the SHA-256 of those leading bytes. When it
 does, each of its leading messages has the canonical JSON of the candidate's message at its
 place, so it takes the candidate's digests and digests only the messages after them. When it does
-not, the same is checked of the candidate without its last message: a framework that merges the
-next user message into the last one it sent (pydantic-ai and LangChain on Anthropic, where user
-turns must alternate with the model's) resends every message but that one with the same value. A
-remembered transcript keeps both SHA-256 states (of its canonical JSON array without the closing
-bracket, and of that array without its last message), taken once first asked for and carried on to
-the transcripts extending it.
+not, the same is checked of the candidate without its last message: a framework that changed the
+last message it sent — merged the next user message into it (pydantic-ai and LangChain on
+Anthropic, where user turns alternate with the model's), or moved a cache mark off it — resends
+every message but that one with the same value. A remembered transcript keeps both SHA-256 states
+(of its canonical JSON array without the closing bracket, and of that array without its last
+message), taken once first asked for and carried on to the transcripts extending it.
 
 Every digest is ``compose.message_digest`` of the message it names (the same bytes whichever path
 computed it), reused only for the very object it was computed from or for a message whose

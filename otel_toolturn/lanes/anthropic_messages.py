@@ -89,9 +89,9 @@ class AnthropicMessages(AdapterDefaults):
         """Assistant messages with ``tool_use`` as turns, other assistant messages as replies, results and parts.
 
         Each ``tool_result`` is a result, and the other blocks of a message holding results are parts. A
-        turn whose ``tool_use`` blocks end the message, with distinct ids, followed by
-        a user message of exactly one ``tool_result`` per call (then, it may be, blocks that are no result), is
-        read with that message as ``Clean``.
+        turn whose ``tool_use`` blocks end the message, with distinct ids, followed by a user message of
+        exactly one ``tool_result`` per call (the user's next words may follow them there), is read with
+        that message as ``Clean``.
         """
         del state  # nothing of what came before a cut changes how this lane reads
         view = View()
