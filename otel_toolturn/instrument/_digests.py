@@ -202,20 +202,22 @@ def equal_valued(
     assert written is not None  # noqa: S101 - computed when asked for; narrows for the type checker
     head, whole = written
     known = len(candidate.messages)
-    for before, taken in ((whole, known), (head, known - 1)):
-        size = before.size
-        if taken and text[size : size + 1] in (b",", b"]") and _sha256(text, size) == before.digest:
-            digests = _extended(candidate, taken, [message_digest(m) for m in messages[taken:]])
-            appended = memoryview(text)[size:-1]  # empty: the candidate's very messages, by value
-            return RememberedTranscript(
-                tuple(messages), digests, opened(appended, messages[-1], after=before) if appended else written
-            )
-    return None
-
-
-def _sha256(text: bytes, size: int) -> bytes:
-    """The SHA-256 of the first ``size`` bytes of ``text``."""
-    return hashlib.sha256(memoryview(text)[:size]).digest()
+    view = memoryview(text)
+    state = hashlib.sha256(view[: head.size])  # the text is hashed once: the whole array starts with the head
+    if state.digest() != head.digest:
+        return None
+    state.update(view[head.size : whole.size])
+    if text[whole.size : whole.size + 1] in (b",", b"]") and state.digest() == whole.digest:
+        before, taken = whole, known
+    elif text[head.size : head.size + 1] == b"," and known > 1:
+        before, taken = head, known - 1
+    else:
+        return None
+    digests = _extended(candidate, taken, [message_digest(m) for m in messages[taken:]])
+    appended = view[before.size : -1]  # empty: the candidate's very messages, by value
+    return RememberedTranscript(
+        tuple(messages), digests, opened(appended, messages[-1], after=before) if appended else written
+    )
 
 
 def _extended(match: RememberedTranscript, known: int, added: list[bytes]) -> list[bytes]:
