@@ -32,11 +32,12 @@ most ``MAX_REPORTED``; past that, only the latest request's).
 Repeats: a repair's key is its form, its tool call ids, the digest of the caller's message that
 emits its first call id (its turn; searched in transcript order, so the repairs of one request
 find their turns in order), and its rank among the request's repairs with the same three. A
-repair repeats when its key was reported on an earlier request of the conversation. The call ids
-of a transcript's messages are remembered with its message objects (``REMEMBERED`` transcripts a
-lane), as their digests are (``_digests``): a transcript resent with more messages reads only the
-new ones, and a message object edited in place after its call ids were read keeps them, as it
-keeps its digest.
+repair repeats when its key was reported on an earlier request of the conversation. Where each
+call id of a transcript is emitted is remembered by its messages' digests (``REMEMBERED``
+transcripts a lane, no message object held): a transcript whose leading messages have a
+remembered one's digests, resent or rebuilt as new objects, reads only the messages after them;
+a message object edited in place after it was read keeps its digest (``_digests``), and so the
+call ids read then.
 
 Prefix changes (``compare``): of the previous request, the part the model already answered is its
 head and its view's messages ahead of its last model output; once this request carries the
@@ -59,7 +60,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import is_
+from itertools import islice
 from typing import Final
 
 from otel_toolturn import compose
@@ -155,11 +156,11 @@ def repair_keys(
     """Each repair's key (see the module docstring); ``digests``: those of the caller's ``messages``.
 
     A repair's turn is the first message, from the previous repair's turn on, that emits its first
-    call id (``_Emitted``: a resent message object's call ids are not read again).
+    call id (``_Emitted``: the messages of a remembered transcript's digests are not read again).
     """
     keys: list[RepairKey] = []
     ranks: dict[tuple[str, tuple[str, ...], bytes], int] = {}
-    emitted = _Emitted.of(messages, lane) if repairs else None
+    emitted = _Emitted.of(messages, digests, lane) if repairs else None
     cursor = 0
     for repair in repairs:
         turn = b""
@@ -177,42 +178,42 @@ def repair_keys(
 class _Emitted:
     """Where each call id of one caller transcript is emitted (``compose.emitted_call_ids``): its messages' positions.
 
-    An agent resends the same message objects on every request, one round more each time. The last
-    ``REMEMBERED`` transcripts of a lane read here are kept: their message objects and where each call
-    id is emitted. A transcript whose leading messages are the very same objects, in order, as a
-    remembered one takes those positions and reads only the messages after them (as ``_digests``
-    takes digests), and replaces it. A message object edited in place after it was read keeps the
-    call ids read then.
+    An agent resends its transcript on every request, one round more each time, as the same message
+    objects or rebuilt as new ones (a framework). The last ``REMEMBERED`` transcripts of a lane read
+    here are kept as their messages' digests (never the messages) and where each call id is emitted.
+    A transcript whose leading messages have the digests of a remembered one, in order, takes those
+    positions and reads only the messages after them, and replaces it: equal digests are equal
+    canonical JSON, and so the same call ids.
     """
 
-    __slots__ = ("at", "messages")
+    __slots__ = ("at", "digests")
 
-    def __init__(self, messages: tuple[object, ...], at: dict[str, tuple[int, ...]]) -> None:
-        self.messages = messages
+    def __init__(self, digests: tuple[bytes, ...], at: dict[str, tuple[int, ...]]) -> None:
+        self.digests = digests
         self.at = at
         """Per call id, the positions of the messages that emit it, ascending."""
 
     @classmethod
-    def of(cls, messages: Sequence[object], lane: Lane) -> _Emitted:
-        """Where the call ids of ``messages`` are emitted (from the longest remembered transcript they start with)."""
-        objects = tuple(messages)
+    def of(cls, messages: Sequence[object], digests: Sequence[bytes], lane: Lane) -> _Emitted:
+        """Where the call ids of ``messages`` (``digests``: theirs) are emitted, from the longest remembered start."""
+        known_digests = tuple(digests)
         with _REMEMBERING:
             recent = _REMEMBERED.setdefault(lane, [])
             taken: _Emitted | None = None
             for known in recent:
-                size = len(known.messages)
+                size = len(known.digests)
                 if (
-                    size <= len(objects)
-                    and (taken is None or size > len(taken.messages))
-                    and all(map(is_, known.messages, objects))
+                    size <= len(known_digests)
+                    and (taken is None or size > len(taken.digests))
+                    and known_digests[:size] == known.digests
                 ):
                     taken = known
-        start = 0 if taken is None else len(taken.messages)
+        start = 0 if taken is None else len(taken.digests)
         at = {} if taken is None else dict(taken.at)
-        for position, ids in enumerate(map(adapter_for(lane).emitted_call_ids, objects[start:]), start):
+        for position, ids in enumerate(map(adapter_for(lane).emitted_call_ids, islice(messages, start, None)), start):
             for call_id in ids:
                 at[call_id] = (*at.get(call_id, ()), position)
-        made = cls(objects, at)
+        made = cls(known_digests, at)
         with _REMEMBERING:
             if taken is not None and taken in recent:
                 recent.remove(taken)  # its conversation moved on to this transcript

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from otel_toolturn.instrument._conversation import (
     repair_keys,
 )
 from otel_toolturn.instrument._request import prepare_request
+from otel_toolturn.lanes import adapter_for
 from tests.instrument.conftest import Instrument, Otel
 from tests.instrument.wire import MODEL, Wire
 from tests.transcripts import A, Event, R, U, build, c, t
@@ -274,12 +277,12 @@ def test_repair_keys_read_each_digest_once_and_name_the_same_turns(lane: Lane) -
     assert repair_keys(repairs, messages, digests, other) == _keys_read_in_full(repairs, messages, digests, other)
 
 
-def test_repair_keys_of_a_resent_transcript_read_its_objects_as_they_were_read() -> None:
-    """A transcript resent with more messages takes its resent objects' call ids; new objects are read anew.
+def test_repair_keys_of_a_resent_transcript_read_its_messages_as_their_digests_say() -> None:
+    """A transcript resent with more messages takes the call ids read under its leading digests; new ones are read.
 
-    A message object edited in place after its call ids were read keeps them (as it keeps its digest);
-    an equal message as a new object, a transcript that only shares values, and one that replaces a
-    message are read as they stand.
+    A message object edited in place after it was read keeps its digest and so the call ids read then; a
+    rebuilt transcript whose edited message has its own digest, and one that replaces a message, are read
+    as they stand.
     """
     events: list[Event] = [U("go"), A(c("c1"), c("c2")), R("c1"), U("x")]
     messages = build(CHAT, events)
@@ -288,16 +291,56 @@ def test_repair_keys_of_a_resent_transcript_read_its_objects_as_they_were_read()
     digests = [compose.message_digest(m) for m in messages]
     repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c2",))]
     assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c2",), digests[1], 0),)
-    turn["tool_calls"][1]["id"] = "edited"  # in place: its call ids as first read
+    turn["tool_calls"][1]["id"] = "edited"  # in place: its digest, and so its call ids, as first read
     longer = [*messages, *build(CHAT, [A(c("c9")), U("y")])]
     assert repair_keys(repair, longer, [*digests, b"a", b"u"], CHAT) == (("missing_result", ("c2",), digests[1], 0),)
     rebuilt = build(CHAT, events)
     rebuilt[1]["tool_calls"][1]["id"] = "edited"  # type: ignore[index]
-    assert repair_keys(repair, rebuilt, digests, CHAT) == (("missing_result", ("c2",), b"", 0),)
+    rebuilt_digests = [compose.message_digest(m) for m in rebuilt]
+    assert rebuilt_digests[1] != digests[1]
+    assert repair_keys(repair, rebuilt, rebuilt_digests, CHAT) == (("missing_result", ("c2",), b"", 0),)
     replaced = [messages[0], *build(CHAT, [A(c("c3"))]), *longer[2:4], *build(CHAT, [A(c("c2"))]), longer[5]]
-    assert repair_keys(repair, replaced, [b"0", b"1", b"2", b"3", b"4", b"5"], CHAT) == (
+    assert repair_keys(repair, replaced, [digests[0], b"1", b"2", b"3", b"4", b"5"], CHAT) == (
         ("missing_result", ("c2",), b"4", 0),
     )
+
+
+class _Message(dict[str, Any]):
+    """A message a weak reference can follow (a plain dict takes none)."""
+
+
+def test_a_rebuilt_growing_transcript_reads_only_its_new_messages_and_holds_none_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A framework's transcript rebuilt as new objects, a round longer each request: its new messages alone are read.
+
+    One entry is kept for it, and none of its message objects outlives its request.
+    """
+    monkeypatch.setattr(_conversation, "_REMEMBERED", {})
+    adapter = adapter_for(CHAT)
+    read: list[object] = []
+    real = adapter.emitted_call_ids
+
+    def counted(item: object) -> tuple[str, ...]:
+        read.append(item)
+        return real(item)
+
+    monkeypatch.setattr(adapter, "emitted_call_ids", counted)
+    events: list[Event] = [U("go"), A(c("c0")), U("interrupted")]
+    alive: list[weakref.ref[_Message]] = []
+    for round_ in range(1, 6):
+        messages = [_Message(m) for m in build(CHAT, events)]  # type: ignore[call-overload]
+        alive += [weakref.ref(m) for m in messages]
+        digests = [compose.message_digest(m) for m in messages]
+        read.clear()
+        repair = [ToolTurnRepair(form="missing_result", tool_call_ids=("c0",))]
+        assert repair_keys(repair, messages, digests, CHAT) == (("missing_result", ("c0",), digests[1], 0),)
+        assert len(read) == (3 if round_ == 1 else 2)  # the first request reads all; then the round it added
+        assert len(_conversation._REMEMBERED[CHAT]) == 1
+        events += [A(c(f"c{round_}")), R(f"c{round_}")]
+        del messages, read[:]
+    gc.collect()
+    assert [ref for ref in alive if ref() is not None] == []
 
 
 def test_remembered_transcripts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
