@@ -1,6 +1,7 @@
 """The law's cost, side by side in one run, as ratios.
 
-For 200, 2,000 and 20,000 messages, clean and broken, per lane: the law's time as a ratio of
+For 200, 2,000 and 20,000 messages, clean and broken, per lane (Gemini also with calls and responses
+without ids, as the Developer API often sends them, matched by name): the law's time as a ratio of
 ``json.dumps`` of the same list (the floor any request pays to serialise it), and of
 ``turnsafe.repair`` (the closest Python peer; Anthropic and Chat only) on the same input.
 Three states: ``clean``; ``few`` faults, as a real broken session has them (an orphan at the head
@@ -24,7 +25,7 @@ from functools import partial
 from typing import get_args
 
 from otel_toolturn import Lane, ensure_tool_turn_invariants
-from tests.transcripts import A, Block, Event, R, U, build, c, t
+from tests.transcripts import A, Block, Event, R, U, build, c, gemini, t
 
 try:
     import turnsafe
@@ -34,6 +35,11 @@ except ImportError:  # the peer is an optional bench dependency
 SIZES = (200, 2_000, 20_000)
 LANES: tuple[Lane, ...] = get_args(Lane)
 PEER_PROVIDER = {"anthropic.messages": "anthropic", "openai.chat_completions": "openai"}
+ROWS: tuple[tuple[str, Lane, Callable[[list[Event]], list[object]]], ...] = (
+    *((lane, lane, partial(build, lane)) for lane in LANES),
+    ("gemini, no ids", "gemini.generate_content", partial(gemini, ids=False)),
+)
+"""Each row's label, its lane, and how its sessions are written in the lane."""
 
 
 def session(size: int, *, state: str, seed: int = 7) -> list[Event]:
@@ -116,13 +122,13 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
-    for lane in LANES:
+    for label, lane, written in ROWS:
         for state in ("clean", "few", "dense"):
             for size in SIZES:
-                messages = build(lane, session(size, state=state))
+                messages = written(session(size, state=state))
                 view = ensure_tool_turn_invariants(messages, lane=lane)
                 if bool(view.repairs) != (state != "clean"):
-                    raise SystemExit(f"bench transcript {lane} {size} {state} came out wrong")
+                    raise SystemExit(f"bench transcript {label} {size} {state} came out wrong")
                 fns: dict[str, Callable[[], object]] = {
                     "law": partial(ensure_tool_turn_invariants, messages, lane=lane),
                     "dumps": partial(json.dumps, messages),
@@ -135,7 +141,7 @@ def main() -> None:
                 if "peer" in times:
                     peer_cell, ratio_cell = f"{times['peer'] * 1e6:,.0f}", f"{ratios['peer']:,.1f}x"
                 print(
-                    f"{lane:26} {state:7} {len(messages):>7,} {times['law'] * 1e6:>10,.0f} "
+                    f"{label:26} {state:7} {len(messages):>7,} {times['law'] * 1e6:>10,.0f} "
                     f"{1 / ratios['dumps']:>12.3f}x {peer_cell:>12} {ratio_cell:>11}"
                 )
 

@@ -13,8 +13,10 @@ import pytest
 from google.genai import types
 
 from otel_toolturn import INTERRUPTED_RESULT_TEXT, Lane, ToolTurnInputError, ensure_tool_turn_invariants, validate
+from otel_toolturn.lanes import adapter_for
 from otel_toolturn.lanes.gemini import LEADING_RESULTS_TEXT, PLACEHOLDER_SIGNATURE
 from tests.gemini_wire import assert_sent_whole
+from tests.transcripts import A, Event, R, U, c, gemini, t
 
 GEMINI: Lane = "gemini.generate_content"
 CLOSE: dict[str, object] = {"error": INTERRUPTED_RESULT_TEXT}
@@ -443,3 +445,25 @@ def test_a_part_holding_a_response_and_a_text_is_refused_naming_its_position() -
     with pytest.raises(ToolTurnInputError, match=r"item 2: a part holds both a functionResponse and a text") as err:
         ensure_tool_turn_invariants(contents, lane=GEMINI)
     assert "also typed here" not in str(err.value)
+
+
+def test_turns_without_ids_answered_by_name_right_after_are_read_clean() -> None:
+    """Calls and responses without ids, each name answered as often right after: clean units, the list its own view.
+
+    Responses in another order are clean too; one name answered twice and another not at all, or a response
+    with an id, is read in full (and repaired).
+    """
+    adapter = adapter_for(GEMINI)
+    answered_out_of_order: list[Event] = [A(c("a", "read"), c("b", "read"), c("d", "grep")), R("d"), R("a"), R("b")]
+    given = gemini([U("q"), *answered_out_of_order, A(t("done")), U("more"), A(c("e", "read")), R("e")], ids=False)
+    assert adapter.read(given).kinds == ["other", "clean", "reply", "other", "clean"]
+    assert ensure_tool_turn_invariants(given, lane=GEMINI).messages is given
+    twice = gemini([U("q"), A(c("a", "read"), c("d", "grep")), R("a"), R("a")], ids=False)
+    assert "clean" not in adapter.read(twice).kinds
+    assert sorted(r.form for r in ensure_tool_turn_invariants(twice, lane=GEMINI).repairs) == [
+        "duplicate_result",
+        "missing_result",
+    ]
+    with_id = gemini([U("q"), A(c("a", "read")), R("a")], ids=False)
+    with_id[2]["parts"][0]["functionResponse"]["id"] = "a"  # type: ignore[index]
+    assert "clean" not in adapter.read(with_id).kinds

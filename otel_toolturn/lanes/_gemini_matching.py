@@ -44,6 +44,16 @@ class _Answered:
 Run = dict[str, str | None]
 """A run whose calls each carry their own id: call id -> the call's name (``None``: none), in call order."""
 
+
+class Unnamed(dict[str, str]):
+    """A run whose calls carry no id, answered in full by name: key (``<name>#<k>``, as ``turn`` gives) -> name.
+
+    Held where ``Run`` is held; its calls are read as choices without an id (``_of_name``).
+    """
+
+    __slots__ = ()
+
+
 Calls = Sequence[tuple[int, object, object]]
 """A run's calls, each as ``lanes.gemini.call_step`` reads it: ``(content index, part, call data)``."""
 
@@ -62,7 +72,7 @@ class Matcher:
         self.by_id: dict[str, list[_Choice] | Run | _Answered] = {}
         """Call id -> the choices of the calls with that id in the nearest run that used it, in order (a
         ``Run``: that run, answered in full; an ``_Answered``: its one call, keyed by its id, answered)."""
-        self.by_name: dict[str, list[_Choice] | Run] = {}
+        self.by_name: dict[str, list[_Choice] | Run | Unnamed] = {}
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
         first (a ``Run``: that run, answered in full; its calls of that name). A call whose key a later run
         uses again is no longer reachable by name."""
@@ -72,20 +82,24 @@ class Matcher:
         name (``_used``)."""
         self.answered_as: dict[str | None, _Answered] = {}
         """The ``_Answered`` of each name, shared by the calls of that name ``by_id`` holds so."""
-        self.pending: list[Run] = []
+        self.pending: list[Run | Unnamed] = []
         """The runs ``answered`` took since ``by_id`` and ``by_name`` were last read, in order."""
 
-    def answered(self, calls: Calls, datas: Sequence[object]) -> Run | None:
-        """The run of ``calls`` when one content's responses answer them, one each, each by its own id; else ``None``.
+    def answered(self, calls: Calls, datas: Sequence[object]) -> Run | Unnamed | None:
+        """The run of ``calls`` when one content's responses answer them, one each; else ``None``.
 
         ``datas``: the responses' data (``functionResponse``), in order. The first step of matching a run
         and the content right after it: when each call carries its own id, no two the same, and each
-        response carries the id and the name of one of them, the run is taken as ``turn`` then
-        ``responses`` would take it (its keys are its ids, each call answered, the run the nearest for its
-        ids and names) and returned; otherwise nothing changes and the run goes to ``turn``.
+        response carries the id and the name of one of them; or when no call and no response carries an
+        id and the responses name the calls' names, each as often (``Unnamed``). The run is then taken as
+        ``turn`` then ``responses`` would take it (its keys as ``turn`` gives them, each call answered,
+        the run the nearest for its ids and names) and returned; otherwise nothing changes and the run
+        goes to ``turn``.
         """
         if len(datas) != len(calls):
             return None
+        if id_of(calls[0][2]) is None:
+            return self._answered_by_name(calls, datas)
         run: Run = {}
         for _, _, data in calls:
             if type(data) is dict:
@@ -109,12 +123,35 @@ class Matcher:
         self.pending.append(run)
         return run
 
+    def _answered_by_name(self, calls: Calls, datas: Sequence[object]) -> Unnamed | None:
+        """``answered`` for a run whose calls carry no id: as many responses, none with an id, each naming one."""
+        run = Unnamed()
+        left: dict[str, int] = {}  # per name, its calls no response named yet
+        for _, _, data in calls:
+            name = name_of(data)
+            if name is None or id_of(data) is not None:
+                return None
+            left[name] = left.get(name, 0) + 1
+            run[f"{name}#{left[name]}"] = name
+        for data in datas:  # as many as the calls (``answered``): each naming a call left, every call is named
+            name = name_of(data)
+            if name is None or id_of(data) is not None or not left.get(name):
+                return None
+            left[name] -= 1
+        self.pending.append(run)
+        return run
+
     def _settle(self) -> None:
         """Take the pending runs into ``by_id`` and ``by_name``, in order, as ``turn`` takes a run."""
         by_id, by_name = self.by_id, self.by_name
         for run in self.pending:
             if self._used(run):
                 self._unreach(run, run.values())
+            if isinstance(run, Unnamed):
+                self.renamed.update(run)  # its keys are no call's id
+                for called in run.values():
+                    by_name[called] = run
+                continue
             for call_id, name in run.items():
                 by_id[call_id] = run
                 if name is not None:
@@ -155,7 +192,10 @@ class Matcher:
         choices = self.by_name[name]
         if isinstance(choices, list):
             return choices
-        made = [_Choice(key, name, key, answered=True) for key, of in choices.items() if of == name]
+        unnamed = isinstance(choices, Unnamed)  # its calls carry no id
+        made = [
+            _Choice(key, name, None if unnamed else key, answered=True) for key, of in choices.items() if of == name
+        ]
         self.by_name[name] = made
         return made
 

@@ -243,8 +243,9 @@ class GeminiGenerateContent(AdapterDefaults):
         part unit after them (marked ``text_after_results`` when one stood after a response). A result
         content right after another opens apart. A response-only content followed by a model content or the
         end, with only replies and responses before it, gets a part unit holding ``LEADING_RESULTS_TEXT``.
-        A run whose first call is signed, with distinct keys, followed by a user content of exactly one
-        response per call, each answering its call by its own ``id``, is read with that content as ``Clean``.
+        A run whose first call is signed, followed by a user content of exactly one response per call, is
+        read with that content as ``Clean`` when each response answers its call by its own ``id`` (distinct),
+        or when no call or response carries an id and the responses name the calls, each name as often.
         """
         view = View()
         units, kinds, ids, sources = view.units, view.kinds, view.ids, view.sources
