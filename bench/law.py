@@ -1,7 +1,8 @@
 """The law's cost, side by side in one run, as ratios.
 
 For 200, 2,000 and 20,000 messages, clean and broken, per lane (Gemini also with calls and responses
-without ids, as the Developer API often sends them, matched by name): the law's time as a ratio of
+without ids, as the Developer API often sends them, and the Chat lane in Ollama's dialect, both matched by
+name): the law's time as a ratio of
 ``json.dumps`` of the same list (the floor any request pays to serialise it), and of
 ``turnsafe.repair`` (the closest Python peer; Anthropic and Chat only) on the same input.
 Three states: ``clean``; ``few`` faults, as a real broken session has them (an orphan at the head
@@ -22,10 +23,10 @@ import statistics
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import get_args
+from typing import Final, NamedTuple, get_args
 
-from otel_toolturn import Lane, ensure_tool_turn_invariants
-from tests.transcripts import A, Block, Event, R, U, build, c, gemini, t
+from otel_toolturn import Dialect, Lane, ensure_tool_turn_invariants
+from tests.transcripts import A, Block, Event, R, U, build, c, gemini, ollama, t
 
 try:
     import turnsafe
@@ -35,11 +36,22 @@ except ImportError:  # the peer is an optional bench dependency
 SIZES = (200, 2_000, 20_000)
 LANES: tuple[Lane, ...] = get_args(Lane)
 PEER_PROVIDER = {"anthropic.messages": "anthropic", "openai.chat_completions": "openai"}
-ROWS: tuple[tuple[str, Lane, Callable[[list[Event]], list[object]]], ...] = (
-    *((lane, lane, partial(build, lane)) for lane in LANES),
-    ("gemini, no ids", "gemini.generate_content", partial(gemini, ids=False)),
+
+
+class Row(NamedTuple):
+    """One row of the table: its label, its lane and dialect, and how a session is written in them."""
+
+    label: str
+    lane: Lane
+    dialect: Dialect | None
+    written: Callable[[list[Event]], list[object]]
+
+
+ROWS: Final = (
+    *(Row(lane, lane, None, partial(build, lane)) for lane in LANES),
+    Row("gemini, no ids", "gemini.generate_content", None, partial(gemini, ids=False)),
+    Row("chat, ollama (no ids)", "openai.chat_completions", "ollama", ollama),
 )
-"""Each row's label, its lane, and how its sessions are written in the lane."""
 
 
 def session(size: int, *, state: str, seed: int = 7) -> list[Event]:
@@ -122,18 +134,18 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
-    for label, lane, written in ROWS:
+    for label, lane, dialect, written in ROWS:
         for state in ("clean", "few", "dense"):
             for size in SIZES:
                 messages = written(session(size, state=state))
-                view = ensure_tool_turn_invariants(messages, lane=lane)
+                view = ensure_tool_turn_invariants(messages, lane=lane, dialect=dialect)
                 if bool(view.repairs) != (state != "clean"):
                     raise SystemExit(f"bench transcript {label} {size} {state} came out wrong")
                 fns: dict[str, Callable[[], object]] = {
-                    "law": partial(ensure_tool_turn_invariants, messages, lane=lane),
+                    "law": partial(ensure_tool_turn_invariants, messages, lane=lane, dialect=dialect),
                     "dumps": partial(json.dumps, messages),
                 }
-                provider = PEER_PROVIDER.get(lane)
+                provider = PEER_PROVIDER.get(lane) if dialect is None else None
                 if turnsafe is not None and provider is not None:
                     fns["peer"] = partial(turnsafe.repair, messages, provider)
                 times, ratios = paired(fns, rounds)

@@ -10,7 +10,7 @@ import json
 import random
 import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +41,6 @@ from otel_toolturn import Lane, ensure_tool_turn_invariants, validate
 from otel_toolturn.cli import main as cli
 from otel_toolturn.instrument._digests import DigestCache
 from otel_toolturn.lanes.openai_responses import CALL_TYPES
-from tests.transcripts import Event
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 
@@ -98,14 +97,15 @@ def test_the_split_reads_other_transcripts_than_the_timed_calls() -> None:
 
 
 @pytest.mark.parametrize("state", ["clean", "few", "dense"])
-@pytest.mark.parametrize("row", law.ROWS, ids=[row[0] for row in law.ROWS])
-def test_the_law_bench_sessions_are_in_their_stated_state(
-    row: tuple[str, Lane, Callable[[list[Event]], list[object]]], state: str
-) -> None:
+@pytest.mark.parametrize("row", law.ROWS, ids=[row.label for row in law.ROWS])
+def test_the_law_bench_sessions_are_in_their_stated_state(row: law.Row, state: str) -> None:
     """``bench.law``: a clean session needs no repair; a few-faults or dense one does, dense with more repairs."""
-    _, lane, written = row
     repairs = {
-        kind: len(ensure_tool_turn_invariants(written(law.session(200, state=kind)), lane=lane).repairs)
+        kind: len(
+            ensure_tool_turn_invariants(
+                row.written(law.session(200, state=kind)), lane=row.lane, dialect=row.dialect
+            ).repairs
+        )
         for kind in ("clean", "few", "dense")
     }
     assert (repairs[state] > 0) == (state != "clean")

@@ -259,6 +259,22 @@ def test_ollama_calls_of_one_name_are_answered_in_order_and_closed_in_its_spelli
     assert validate(view.messages, lane=CHAT, dialect=OLLAMA) == []
 
 
+def test_ollama_a_turn_answered_right_after_by_name_or_id_is_read_clean() -> None:
+    """A turn whose ``tool`` messages right after it answer each call once (by name, or by id): one clean unit.
+
+    The list is its own view; a turn answered by another name, or missing a message, is read in full.
+    """
+    adapter = DIALECT_ADAPTERS[OLLAMA]
+    events: list[Event] = [U("go"), A(CallBlock("c0"), CallBlock("c1")), R("c1"), R("c0"), A(Text("done"))]
+    for messages in (ollama(events), ollama(events, ids=True)):
+        assert adapter.read(messages).kinds == ["other", "clean", "reply"]
+        assert ensure_tool_turn_invariants(messages, lane=CHAT, dialect=OLLAMA).messages is messages
+    other_name = ollama([U("go"), A(CallBlock("c0")), R("c1")])
+    assert adapter.read(other_name).kinds == ["other", "turn", "result"]
+    short = ollama([U("go"), A(CallBlock("c0"), CallBlock("c1")), R("c0"), U("next")])
+    assert adapter.read(short).kinds == ["other", "turn", "result", "other"]
+
+
 def test_ollama_a_result_with_no_call_before_it_is_left_out_and_a_second_one_folded() -> None:
     """A ``tool`` message ahead of any call is an orphan; a second one for an answered call is folded into the first."""
     messages = ollama([R("c0", "<early>"), U("go"), A(CallBlock("c0")), R("c0", "<one>"), R("c0", "<two>")])

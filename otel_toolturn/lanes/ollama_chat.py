@@ -36,12 +36,14 @@ from typing import Final
 
 from otel_toolturn._errors import ToolTurnInputError
 from otel_toolturn._view import (
+    CLEAN,
     INTERRUPTED_RESULT_TEXT,
     OTHER,
     REPLY,
     RESULT,
     TURN,
     Call,
+    Clean,
     TakenIds,
     Turn,
     ValidationStream,
@@ -116,31 +118,49 @@ class OllamaChat(OpenAIChat):
     ) -> View:
         """Assistant messages with calls as turns, other assistant messages replies, ``tool`` messages results.
 
-        A call is keyed by its place in its message, a result by the call it answers; no turn is read clean.
+        A call is keyed by its place in its message, a result by the call it answers. A turn followed by
+        exactly one ``tool`` message per call, answering the calls each once (``Matcher.answered``: each by
+        its call's own id, or, where no call carries one, by name), is read with them as ``Clean``.
         """
-        del full  # no turn is read clean: every one is read in full
         view = View()
         units, kinds, ids = view.units, view.kinds, view.ids
         matcher = Matcher() if state is None else state.setdefault("matcher", Matcher())
         assert isinstance(matcher, Matcher)  # noqa: S101 - what a stream keeps under that name
-        for position, message in enumerate(messages):
+        position, stop = 0, len(messages)
+        while position < stop:
+            message = messages[position]
             role = role_of(message)
             if role == "tool":
                 (key,) = matcher.responses([_answer(message)])
                 ids[len(units)] = key or None
                 units.append(message)
                 kinds.append(RESULT)
+                position += 1
                 continue
             if role == "assistant" and field(message, "tool_calls") is not None:
                 found = _calls(message, position)
                 if found:
+                    end = position + 1 + len(found)
+                    run = None
+                    if position not in full and end <= stop:
+                        answers = messages[position + 1 : end]
+                        if all(role_of(answer) == "tool" for answer in answers):
+                            run = matcher.answered(found, [_answer(answer) for answer in answers])
+                    if run is not None:
+                        units.append(Clean(position, list(run), end))
+                        view.clean_ids.extend(run)
+                        kinds.append(CLEAN)
+                        position = end
+                        continue
                     keys = matcher.turn(position, found)
                     calls = [Call(key, call) for key, (_, call, _) in zip(keys, found, strict=True)]
                     units.append(Turn(position=position, calls=calls, items=(message,)))
                     kinds.append(TURN)
+                    position += 1
                     continue
             units.append(message)
             kinds.append(REPLY if role == "assistant" else OTHER)
+            position += 1
         return view
 
     def fits_ids(self, call_ids: Sequence[str]) -> bool:
