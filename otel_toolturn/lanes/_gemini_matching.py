@@ -61,9 +61,10 @@ Calls = Sequence[tuple[int, object, object]]
 class Matcher:
     """Which call each response answers (one rule, shared by ``read`` and ``validate``).
 
-    A run answered in full by the content right after it (``answered``) is held as its ``Run``: it is taken
-    into ``by_id`` and ``by_name`` only when a later ``turn`` or ``responses`` reads them, and its calls are
-    made choices (each already answered) only when a response reaches one of them again.
+    A run answered in full by the content right after it (``answered``) is held as its ``Run`` (``Unnamed``
+    where its calls carry no id): it is taken into ``by_id`` and ``by_name`` only when a later ``turn`` or
+    ``responses`` reads them, and its calls are made choices (each already answered) only when a response
+    reaches one of them again.
     """
 
     __slots__ = ("answered_as", "by_id", "by_name", "pending", "renamed")
@@ -74,8 +75,8 @@ class Matcher:
         ``Run``: that run, answered in full; an ``_Answered``: its one call, keyed by its id, answered)."""
         self.by_name: dict[str, list[_Choice] | Run | Unnamed] = {}
         """Name -> the choices of the calls of that name in the nearest run that called it: id-less ones
-        first (a ``Run``: that run, answered in full; its calls of that name). A call whose key a later run
-        uses again is no longer reachable by name."""
+        first (a ``Run`` or ``Unnamed``: that run, answered in full; its calls of that name). A call whose
+        key a later run uses again is no longer reachable by name."""
         self.renamed: set[str] = set()
         """The keys a run used that are no call's id (``id#2``, ``name#1``): with the ids ``by_id`` holds (each
         the key of its first call), every key a run used; a key no run used is no key of a call reachable by
