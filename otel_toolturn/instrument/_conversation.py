@@ -196,24 +196,20 @@ class _Emitted:
     @classmethod
     def of(cls, messages: Sequence[object], digests: Sequence[bytes], lane: Lane) -> _Emitted:
         """Where the call ids of ``messages`` (``digests``: theirs) are emitted, from the longest remembered start."""
-        known_digests = tuple(digests)
+        own = tuple(digests)
         with _REMEMBERING:
             recent = _REMEMBERED.setdefault(lane, [])
             taken: _Emitted | None = None
             for known in recent:
                 size = len(known.digests)
-                if (
-                    size <= len(known_digests)
-                    and (taken is None or size > len(taken.digests))
-                    and known_digests[:size] == known.digests
-                ):
+                if size <= len(own) and (taken is None or size > len(taken.digests)) and own[:size] == known.digests:
                     taken = known
         start = 0 if taken is None else len(taken.digests)
         at = {} if taken is None else dict(taken.at)
         for position, ids in enumerate(map(adapter_for(lane).emitted_call_ids, islice(messages, start, None)), start):
             for call_id in ids:
                 at[call_id] = (*at.get(call_id, ()), position)
-        made = cls(known_digests, at)
+        made = cls(own, at)
         with _REMEMBERING:
             if taken is not None and taken in recent:
                 recent.remove(taken)  # its conversation moved on to this transcript
