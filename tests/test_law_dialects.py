@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, cast
 
 import pytest
@@ -40,7 +42,7 @@ from otel_toolturn import (
     ensure_tool_turn_invariants,
     validate,
 )
-from otel_toolturn._view import field
+from otel_toolturn._view import Clean, field
 from otel_toolturn.instrument._config import dialect_of, provider_by_host
 from otel_toolturn.lanes import DIALECT_ADAPTERS
 from otel_toolturn.lanes.deepseek_chat import reasoning_words
@@ -232,6 +234,44 @@ def test_ollama_the_request_the_model_answered_is_a_prefix_of_every_later_one(ca
 def test_ollama_a_list_the_dialect_accepts_is_its_own_view(case: tuple[Lane, list[Event], list[Event], bool]) -> None:
     """Ollama, calls without ids: a session whose every request validated comes back as the very same list."""
     _identity_when_valid(case, OLLAMA, _id_less)
+
+
+def _as_mappings(value: object) -> object:
+    """``value`` with every dict in it a read-only ``Mapping`` that is no dict (read through the field accessors)."""
+    if isinstance(value, dict):
+        return MappingProxyType({key: _as_mappings(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return [_as_mappings(item) for item in value]
+    return value
+
+
+def _as_dicts(value: object) -> object:
+    """``value`` with every ``Mapping`` in it a dict again."""
+    if isinstance(value, Mapping):
+        return {key: _as_dicts(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_dicts(item) for item in value]
+    return value
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts(CHAT, _OLLAMA_NAMES), st.booleans())
+def test_ollama_json_messages_are_read_as_the_field_accessors_read_any_mapping(events: list[Event], ids: bool) -> None:
+    """Ollama: JSON dicts (read without the accessors) and the same messages as other mappings give one view."""
+    messages = ollama(events, ids=ids)
+    mappings = _as_mappings(messages)
+    assert isinstance(mappings, list)
+    adapter = DIALECT_ADAPTERS[OLLAMA]
+    read, read_mappings = adapter.read(messages), adapter.read(mappings)
+    assert read.kinds == read_mappings.kinds
+    assert read.ids == read_mappings.ids
+    assert [(u.position, u.ids, u.end) for u in read.units if isinstance(u, Clean)] == [
+        (u.position, u.ids, u.end) for u in read_mappings.units if isinstance(u, Clean)
+    ]
+    view = ensure_tool_turn_invariants(messages, lane=CHAT, dialect=OLLAMA)
+    view_mappings = ensure_tool_turn_invariants(mappings, lane=CHAT, dialect=OLLAMA)
+    assert view.repairs == view_mappings.repairs
+    assert _as_dicts(view_mappings.messages) == view.messages
 
 
 def test_ollama_calls_of_one_name_are_answered_in_order_and_closed_in_its_spelling() -> None:

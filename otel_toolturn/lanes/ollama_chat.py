@@ -67,16 +67,19 @@ _ORPHAN_WORDS: Final = (
 )
 
 
+def _text(value: object) -> str | None:
+    """``value`` when it is a non-empty string (``None``: anything else)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _name(call: object) -> str | None:
     """The call's function name (``None``: absent or empty)."""
-    name = field(field(call, "function"), "name")
-    return name if isinstance(name, str) and name else None
+    return _text(field(field(call, "function"), "name"))
 
 
 def _own_id(item: object, key: str) -> str | None:
     """The id an item carries under ``key`` (``None``: absent or empty)."""
-    value = field(item, key)
-    return value if isinstance(value, str) and value else None
+    return _text(field(item, key))
 
 
 def _calls(message: object, position: int) -> Calls:
@@ -84,7 +87,11 @@ def _calls(message: object, position: int) -> Calls:
 
     A call with neither a function name nor an id is rejected, naming where.
     """
-    calls = field(message, "tool_calls")
+    return _calls_of(field(message, "tool_calls"), position)
+
+
+def _calls_of(calls: object, position: int) -> Calls:
+    """``_calls`` of the message's ``tool_calls`` value."""
     if not is_list(calls):
         raise ToolTurnInputError(
             f"'tool_calls' must be a list of tool calls, got {type(calls).__name__!r}",
@@ -92,7 +99,10 @@ def _calls(message: object, position: int) -> Calls:
         )
     found: list[tuple[int, object, object]] = []
     for call in calls:
-        name, call_id = _name(call), _own_id(call, "id")
+        if type(call) is dict and type(function := call.get("function")) is dict:  # JSON: no accessors, same values
+            name, call_id = _text(function.get("name")), _text(call.get("id"))
+        else:
+            name, call_id = _name(call), _own_id(call, "id")
         if name is None and call_id is None:
             raise ToolTurnInputError(
                 f"a tool call needs a non-empty string 'function.name', "
@@ -105,7 +115,19 @@ def _calls(message: object, position: int) -> Calls:
 
 def _answer(message: object) -> dict[str, str | None]:
     """A ``tool`` message as the matcher reads a response: the name and the id it answers."""
+    if type(message) is dict:
+        return {"name": _text(message.get("tool_name")), "id": _text(message.get("tool_call_id"))}
     return {"name": _own_id(message, "tool_name"), "id": _own_id(message, "tool_call_id")}
+
+
+def _answers(messages: Sequence[object], start: int, end: int) -> list[dict[str, str | None]] | None:
+    """The items from ``start`` up to ``end`` as responses (``_answer``); ``None``: one is no ``tool`` message."""
+    answers: list[dict[str, str | None]] = []
+    for message in messages[start:end]:
+        if role_of(message) != "tool":
+            return None
+        answers.append(_answer(message))
+    return answers
 
 
 class OllamaChat(OpenAIChat):
@@ -129,7 +151,10 @@ class OllamaChat(OpenAIChat):
         position, stop = 0, len(messages)
         while position < stop:
             message = messages[position]
-            role = role_of(message)
+            if type(message) is dict:
+                role, tool_calls = message.get("role"), message.get("tool_calls")
+            else:
+                role, tool_calls = role_of(message), field(message, "tool_calls")
             if role == "tool":
                 (key,) = matcher.responses([_answer(message)])
                 ids[len(units)] = key or None
@@ -137,15 +162,15 @@ class OllamaChat(OpenAIChat):
                 kinds.append(RESULT)
                 position += 1
                 continue
-            if role == "assistant" and field(message, "tool_calls") is not None:
-                found = _calls(message, position)
+            if role == "assistant" and tool_calls is not None:
+                found = _calls_of(tool_calls, position)
                 if found:
                     end = position + 1 + len(found)
                     run = None
                     if position not in full and end <= stop:
-                        answers = messages[position + 1 : end]
-                        if all(role_of(answer) == "tool" for answer in answers):
-                            run = matcher.answered(found, [_answer(answer) for answer in answers])
+                        answers = _answers(messages, position + 1, end)
+                        if answers is not None:
+                            run = matcher.answered(found, answers)
                     if run is not None:
                         units.append(Clean(position, list(run), end))
                         view.clean_ids.extend(run)
