@@ -103,11 +103,13 @@ anything between calls — every call reads the transcript as it is.
 How it runs: one pass reads the view and attributes each result to its turn (``Attribution``); then
 every turn's plan is decided (``_TurnPlan``: the calls it keeps and how they are written, what stands in
 place of each of its results, its batch, its repairs), all of them before anything is written; then one
-writing step reads the plans alone and emits the wire list. A list the lane reads as settled (every turn
-clean, every clean turn's ids accepted) returns before any of it. A transcript too long to hold is fed to
-the same steps one segment at a time (``_law_stream.LawStream``): append-stability makes each segment's
-view final once the next answer starts, and what a later segment needs of the earlier ones (each call by
-its id, the ids taken, the orphans, each turn's repairs) is carried.
+writing step reads the plans alone and emits the wire list: the lane writes the units the plans place
+something at or after, and each stretch between them from one clean turn to another is the wire items
+themselves (``_untouched``). A list the lane reads as settled (every turn clean, every clean turn's ids
+accepted) returns before any of it. A transcript too long to hold is fed to the same steps one segment
+at a time (``_law_stream.LawStream``): append-stability makes each segment's view final once the next
+answer starts, and what a later segment needs of the earlier ones (each call by its id, the ids taken, the
+orphans, each turn's repairs) is carried.
 
 Identity and determinism: nothing to restore ⇒ the very same list object; untouched items are the
 same objects; a moved result keeps its object; no hash order, no clock — the same input gives the
@@ -121,11 +123,14 @@ through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from itertools import compress, count, pairwise
+from typing import Final, TypeVar
 
 from otel_toolturn._view import (
+    CLEAN,
     OTHER,
     PART,
     REPLY,
@@ -356,6 +361,13 @@ def ensure_tool_turn_invariants(
     if _settled(view, adapter):
         return ToolTurnView(messages=messages, repairs=())
     prior = {id(m) for m in prior_messages} if prior_messages is not None else None
+    reading = attributed(adapter, items, view, chained=chained)
+    plan = plan_view(adapter, reading)
+    return _write(adapter, reading.view, plan, items, prior)
+
+
+def attributed(adapter: LaneAdapter, items: Sequence[object], view: View, *, chained: bool) -> Attribution:
+    """The law's reading of ``items`` (``view``: the lane's first read of them), every clean turn it reaches in full."""
     reading = Attribution(adapter, view, chained=chained)
     full: set[int] = set()
     while reading.reached:
@@ -363,8 +375,7 @@ def ensure_tool_turn_invariants(
         # the same turn in full, so the first pass finds every such turn and the second read is the last.
         full |= reading.reached
         reading = Attribution(adapter, adapter.read(items, full), chained=chained)
-    plan = plan_view(adapter, reading)
-    return _write(adapter, reading.view, plan, items, prior)
+    return reading
 
 
 def _settled(view: View, adapter: LaneAdapter) -> bool:
@@ -844,7 +855,46 @@ def _write(
     repairs = repairs_in_order(turns, plan.orphans, plan.marked)
     if not repairs:
         return ToolTurnView(messages=messages, repairs=())
-    return ToolTurnView(messages=adapter.write(emit_view(adapter, view, plan, messages)), repairs=repairs)
+    placed = _Placed(plan)
+    wire: list[object] = []
+    start = 0
+    for first, last in _untouched(view, placed):
+        wire.extend(adapter.write(_emit(adapter, view, placed, messages, start=start, stop=first, more=True)))
+        wire.extend(messages[_clean_at(view, first).position : _clean_at(view, last).position])
+        start = last
+    wire.extend(adapter.write(_emit(adapter, view, placed, messages, start=start, stop=len(view.kinds), more=False)))
+    return ToolTurnView(messages=wire, repairs=repairs)
+
+
+_PER_UNIT: Final = frozenset({TURN, RESULT, PART})
+"""The kinds of unit whose wire items the lane's ``write`` makes: never copied as they stand (``_untouched``)."""
+
+
+def _untouched(view: View, placed: _Placed) -> Iterator[tuple[int, int]]:
+    """Stretches of the view written exactly as they stand, as ``(first, last)`` unit indices: both ``Clean``.
+
+    The units from ``first`` up to (not with) ``last`` are whole wire items the plan leaves alone (items, replies
+    and clean turns: no piece placed at or after one, no mark, nothing refused), so they are written as the wire
+    items from ``first``'s position up to ``last``'s, and each stretch starts and ends where an answer starts:
+    where every lane's ``write`` starts a new message (so a stream's segments are cut, ``_law_stream``).
+    """
+    kinds = view.kinds
+    cleans = list(compress(count(), map(CLEAN.__eq__, kinds)))
+    if len(cleans) < 2:  # a stretch runs from one clean turn to another
+        return
+    per_unit = set(compress(count(), map(_PER_UNIT.__contains__, kinds)))
+    per_unit.update(placed.at, placed.after, placed.written, view.marks, view.refused)
+    bounds = [-1, *sorted(per_unit), len(kinds)]
+    for before, after in pairwise(bounds):
+        low, high = bisect_right(cleans, before), bisect_left(cleans, after)
+        if high - low >= 2:  # two clean turns at least: the stretch holds the first
+            yield cleans[low], cleans[high - 1]
+
+
+def _clean_at(view: View, index: int) -> Clean:
+    clean = view.units[index]
+    assert isinstance(clean, Clean)  # noqa: S101 - ``_untouched`` gives clean units only; narrows for the type checker
+    return clean
 
 
 def repairs_in_order(
@@ -862,19 +912,42 @@ def repairs_in_order(
     return tuple(repairs)
 
 
+class _Placed:
+    """The plan by unit index: what stands in a unit's place (``at``), what is written after it, turns written anew."""
+
+    __slots__ = ("after", "at", "written")
+
+    def __init__(self, plan: _Plan) -> None:
+        self.at: dict[int, tuple[_Piece, ...]] = dict.fromkeys(plan.left_out, ())
+        self.after: dict[int, tuple[_Piece, ...]] = {}
+        self.written: dict[int, tuple[tuple[object, object], ...]] = {}
+        for turn_plan in plan.turns:
+            self.at.update(turn_plan.replaced)
+            if turn_plan.after is not None:
+                self.after[turn_plan.after[0]] = turn_plan.after[1]
+            if turn_plan.calls is not None:
+                self.written[turn_plan.turn] = turn_plan.calls
+
+
 def emit_view(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[object]) -> Emitted:
     """Every unit in order: replaced where the plan says, each followed by what the plan writes after it."""
-    units, sources = view.units, view.sources
-    at: dict[int, tuple[_Piece, ...]] = dict.fromkeys(plan.left_out, ())
-    after: dict[int, tuple[_Piece, ...]] = {}
-    written: dict[int, tuple[tuple[object, object], ...]] = {}
-    for turn_plan in plan.turns:
-        at.update(turn_plan.replaced)
-        if turn_plan.after is not None:
-            after[turn_plan.after[0]] = turn_plan.after[1]
-        if turn_plan.calls is not None:
-            written[turn_plan.turn] = turn_plan.calls
-    out = Emitted()
+    return _emit(adapter, view, _Placed(plan), messages, start=0, stop=len(view.kinds), more=False)
+
+
+def _emit(
+    adapter: LaneAdapter,
+    view: View,
+    placed: _Placed,
+    messages: Sequence[object],
+    *,
+    start: int,
+    stop: int,
+    more: bool,
+) -> Emitted:
+    """``emit_view`` of the units from ``start`` up to ``stop``; ``more``: the view goes on after them."""
+    units, sources, kinds = view.units, view.sources, view.kinds
+    at, after, written = placed.at, placed.after, placed.written
+    out = Emitted(more=more)
     items, item_kinds, item_sources = out.items, out.kinds, out.sources
 
     def whole(wire: Sequence[object]) -> None:
@@ -883,7 +956,8 @@ def emit_view(adapter: LaneAdapter, view: View, plan: _Plan, messages: Sequence[
         item_kinds.extend([OTHER] * len(wire))
         item_sources.extend([None] * len(wire))
 
-    for index, kind in enumerate(view.kinds):
+    for index in range(start, stop):
+        kind = kinds[index]
         pieces = at.get(index) if at else None
         if pieces is not None:
             if not pieces and kind in (OTHER, REPLY):

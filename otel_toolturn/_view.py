@@ -264,7 +264,8 @@ class Emitted:
     that regroups result and part runs into messages does not join runs across one, so what stands before it
     is written as it was before the unit was there."""
     more: bool = False
-    """Whether more of the transcript follows what is emitted (a segment of a stream, ``_law_stream``)."""
+    """Whether more of the transcript follows what is emitted (a segment of a stream, ``_law_stream``; the units
+    before a stretch the law copies as it stands, ``_law._untouched``): it then follows where an answer starts."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
