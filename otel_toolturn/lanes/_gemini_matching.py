@@ -54,16 +54,6 @@ class Unnamed(dict[str, str]):
     __slots__ = ()
 
 
-def _name_and_id(data: object) -> tuple[str | None, str | None]:
-    """``name_of`` and ``id_of`` of a call's or response's data."""
-    if type(data) is not dict:
-        return name_of(data), id_of(data)
-    name, data_id = data.get("name"), data.get("id")
-    return (name if isinstance(name, str) and name else None), (
-        data_id if isinstance(data_id, str) and data_id else None
-    )
-
-
 Calls = Sequence[tuple[int, object, object]]
 """A run's calls, each as ``lanes.gemini.call_step`` reads it: ``(content index, part, call data)``."""
 
@@ -139,14 +129,14 @@ class Matcher:
         run = Unnamed()
         left: dict[str, int] = {}  # per name, its calls no response named yet
         for _, _, data in calls:
-            name, call_id = _name_and_id(data)
-            if name is None or call_id is not None:
+            name = name_of(data)
+            if name is None or id_of(data) is not None:
                 return None
-            left[name] = count = left.get(name, 0) + 1
-            run[f"{name}#{count}"] = name
+            left[name] = left.get(name, 0) + 1
+            run[f"{name}#{left[name]}"] = name
         for data in datas:  # as many as the calls (``answered``): each naming a call left, every call is named
-            name, response_id = _name_and_id(data)
-            if name is None or response_id is not None or not left.get(name):
+            name = name_of(data)
+            if name is None or id_of(data) is not None or not left.get(name):
                 return None
             left[name] -= 1
         self.pending.append(run)
