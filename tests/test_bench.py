@@ -33,7 +33,19 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 import otel_toolturn
-from bench import _fuzz_make, check_fuzz, check_memory, fuzz, gateway, law, lockstep, overhead, own, stability
+from bench import (
+    _fuzz_make,
+    check_fuzz,
+    check_memory,
+    fuzz,
+    gateway,
+    instructions,
+    law,
+    lockstep,
+    overhead,
+    own,
+    stability,
+)
 from bench._move_up import move_up
 from bench._session import session, session_round
 from bench.floor import SpanOnly
@@ -323,6 +335,17 @@ def test_the_floor_variant_records_a_groq_row_through_the_groq_sdk(row: str) -> 
     assert span.attributes["gen_ai.provider.name"] == "groq"
     assert (span.attributes["gen_ai.usage.input_tokens"], span.attributes["gen_ai.usage.output_tokens"]) == (5, 7)
     assert groq.resources.chat.completions.Completions.__dict__["create"] is original
+
+
+def test_the_instruction_count_is_what_the_calls_alone_take() -> None:
+    """``bench.instructions`` counts the calls, not the process: twice the calls, twice the count, to 1%."""
+    row = ("openai.chat_completions", "few", 200)
+    found = instructions.count(*row, calls=2)
+    assert found.law > 0
+    assert found.dumps > 0
+    assert found.messages == 208
+    four = instructions.collected(*row, 4, "law") - instructions.collected(*row, 0, "law")
+    assert abs(four / 4 - found.law) < found.law / 100
 
 
 def test_the_bedrock_bench_transcripts_are_valid_or_broken_as_named() -> None:
