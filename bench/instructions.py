@@ -47,9 +47,14 @@ class Count(NamedTuple):
     dumps: float
 
 
+def _row(label: str) -> law.Row:
+    """The ``bench.law`` row of that label."""
+    return next(row for row in law.ROWS if row.label == label)
+
+
 def run(label: str, state: str, size: int, calls: int, measured: Measured) -> None:
     """The counted process: make the row's list, call both functions ``_WARM`` times, then ``measured`` ``calls``."""
-    row = next(row for row in law.ROWS if row.label == label)
+    row = _row(label)
     messages = row.written(law.session(size, state=state))
     call: Callable[[], object] = (
         (lambda: ensure_tool_turn_invariants(messages, lane=row.lane, dialect=row.dialect))
@@ -97,9 +102,8 @@ def collected(label: str, state: str, size: int, calls: int, measured: Measured)
 def count(label: str, state: str, size: int, calls: int = 10) -> Count:
     """The row's instructions per call of the law and of ``json.dumps``: a counted run less one without the calls."""
     base = collected(label, state, size, 0, "law")
-    row = next(row for row in law.ROWS if row.label == label)
     return Count(
-        messages=len(row.written(law.session(size, state=state))),
+        messages=len(_row(label).written(law.session(size, state=state))),
         law=(collected(label, state, size, calls, "law") - base) / calls,
         dumps=(collected(label, state, size, calls, "dumps") - base) / calls,
     )

@@ -37,10 +37,14 @@ def describe(value: object) -> str:
     return f"a value of type {type(value).__name__!r}"
 
 
+def nonempty_str(value: object) -> str | None:
+    """``value`` when it is a non-empty string (``None``: anything else)."""
+    return value if isinstance(value, str) and value else None
+
+
 def result_id_of(obj: object, key: str) -> str | None:
     """The call id a result answers, or ``None`` when it cannot be read (the result then answers nothing)."""
-    value = field(obj, key)
-    return value if isinstance(value, str) and value else None
+    return nonempty_str(field(obj, key))
 
 
 def text_of(content: object, part_text_key: str = "text") -> str | None:

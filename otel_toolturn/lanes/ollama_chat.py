@@ -52,7 +52,7 @@ from otel_toolturn._view import (
     field,
 )
 from otel_toolturn._vocab import Dialect
-from otel_toolturn.lanes._common import describe, is_list, role_of
+from otel_toolturn.lanes._common import describe, is_list, nonempty_str, role_of
 from otel_toolturn.lanes._gemini_matching import Calls, Matcher
 from otel_toolturn.lanes.openai_chat import OpenAIChat
 
@@ -67,19 +67,14 @@ _ORPHAN_WORDS: Final = (
 )
 
 
-def _text(value: object) -> str | None:
-    """``value`` when it is a non-empty string (``None``: anything else)."""
-    return value if isinstance(value, str) and value else None
-
-
 def _name(call: object) -> str | None:
     """The call's function name (``None``: absent or empty)."""
-    return _text(field(field(call, "function"), "name"))
+    return nonempty_str(field(field(call, "function"), "name"))
 
 
 def _own_id(item: object, key: str) -> str | None:
     """The id an item carries under ``key`` (``None``: absent or empty)."""
-    return _text(field(item, key))
+    return nonempty_str(field(item, key))
 
 
 def _calls(message: object, position: int) -> Calls:
@@ -100,7 +95,7 @@ def _calls_of(calls: object, position: int) -> Calls:
     found: list[tuple[int, object, object]] = []
     for call in calls:
         if type(call) is dict and type(function := call.get("function")) is dict:  # JSON: no accessors, same values
-            name, call_id = _text(function.get("name")), _text(call.get("id"))
+            name, call_id = nonempty_str(function.get("name")), nonempty_str(call.get("id"))
         else:
             name, call_id = _name(call), _own_id(call, "id")
         if name is None and call_id is None:
@@ -116,7 +111,7 @@ def _calls_of(calls: object, position: int) -> Calls:
 def _answer(message: object) -> dict[str, str | None]:
     """A ``tool`` message as the matcher reads a response: the name and the id it answers."""
     if type(message) is dict:
-        return {"name": _text(message.get("tool_name")), "id": _text(message.get("tool_call_id"))}
+        return {"name": nonempty_str(message.get("tool_name")), "id": nonempty_str(message.get("tool_call_id"))}
     return {"name": _own_id(message, "tool_name"), "id": _own_id(message, "tool_call_id")}
 
 
